@@ -1,0 +1,303 @@
+"""TFM101/102/103/190 on golden strings: the spellings and shapes that current TensorFlow cannot
+run (TF1-only APIs), the traps that must never be findings, and the cases that must not be fixed."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tfmemlint.engine import fix_text, lint_text
+from tfmemlint.settings import Policy, Settings, select_rules
+
+GROWTH = "ConfigProto(gpu_options={p}GPUOptions(allow_growth=True))"
+
+
+def settings(*select: str, policy: str = "growth") -> Settings:
+    return Settings(Policy.parse(policy), select_rules(extend_select=select))
+
+
+def codes(source: str, *select: str) -> list[str]:
+    return [f.code for f in lint_text("t.py", textwrap.dedent(source), settings(*select))]
+
+
+def fixed(source: str, policy: str = "growth") -> str:
+    text, _, _remaining = fix_text("t.py", textwrap.dedent(source), settings(policy=policy))
+    return text
+
+
+def dedent(source: str) -> str:
+    return textwrap.dedent(source)
+
+
+# -- spellings ---------------------------------------------------------------------------------
+def test_tf1_top_level_session() -> None:
+    assert fixed("import tensorflow as tf\nsess = tf.Session()\n") == (
+        "import tensorflow as tf\n"
+        "sess = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))\n"
+    )
+
+
+def test_from_tensorflow_import_session_alias_adds_config_pb2_import() -> None:
+    source = "from tensorflow import Session as S\n\nsess = S()\n"
+    assert fixed(source) == (
+        "from tensorflow import Session as S\n"
+        "from tensorflow.core.protobuf import config_pb2\n\n"
+        "sess = S(config=config_pb2.ConfigProto(gpu_options=config_pb2.GPUOptions(allow_growth=True)))\n"
+    )
+
+
+def test_alias_in_reach_is_used_instead_of_an_import() -> None:
+    source = "import tensorflow as tf\nfrom tensorflow import Session as S\nsess = S()\n"
+    assert "S(config=tf.ConfigProto(gpu_options=tf.GPUOptions(" in fixed(source)
+    source = "import tensorflow as tf\nfrom tensorflow.compat.v1 import Session as S\nsess = S()\n"
+    assert "S(config=tf.compat.v1.ConfigProto(gpu_options=tf.compat.v1.GPUOptions(" in fixed(source)
+
+
+def test_imported_protos_are_used_bare() -> None:
+    source = "from tensorflow import ConfigProto, GPUOptions, Session\nsess = Session()\n"
+    assert "Session(config=ConfigProto(gpu_options=GPUOptions(allow_growth=True)))" in fixed(source)
+
+
+def test_config_pb2_spelling() -> None:
+    source = dedent(
+        """\
+        import tensorflow as tf
+        from tensorflow.core.protobuf import config_pb2
+        sess = tf.Session(config=config_pb2.ConfigProto())
+        """
+    )
+    assert "config_pb2.ConfigProto(gpu_options=config_pb2.GPUOptions(allow_growth=True))" in fixed(
+        source
+    )
+
+
+@pytest.mark.parametrize(
+    "imports, call",
+    [
+        ("import tensorflow as tf", "tf.Session()"),
+        ("import tensorflow", "tensorflow.Session()"),
+        ("import tensorflow.compat.v1 as tf", "tf.Session()"),
+        ("import tensorflow.compat.v1 as tf", "tf.compat.v1.Session()"),
+        ("import tensorflow as tf", "tf.compat.v1.Session()"),
+        ("from tensorflow.compat import v1 as tfv1", "tfv1.Session()"),
+        ("from tensorflow import Session as S", "S()"),
+        ("from tensorflow.python.client import session as tf_session", "tf_session.Session()"),
+        (
+            "from tensorflow.python.client.session import InteractiveSession",
+            "InteractiveSession(config=c)",
+        ),
+        ("import tensorflow as tf\ntf = tf.compat.v1", "tf.Session()"),
+        (
+            "try:\n    import tensorflow.compat.v1 as tf\nexcept ImportError:\n    import tensorflow as tf",
+            "tf.Session()",
+        ),
+        ("import tensorflow as tf\nMakeSession = tf.Session", "MakeSession()"),
+        ("from tensorflow import *", "Session()"),
+    ],
+)
+def test_every_spelling_resolves(imports: str, call: str) -> None:
+    source = f"{imports}\nimport tensorflow as _tf\nc = _tf.ConfigProto()\nsess = {call}\n"
+    assert codes(source) in (["TFM101"], ["TFM102"])
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import requests\ns = requests.Session()\n",
+        "from requests import Session\ns = Session()\n",
+        "from sqlalchemy.orm import Session\nwith Session(engine) as session:\n    pass\n",
+        "import tensorflow as tf\nref = tf.Session\n",
+        "import tensorflow as tf\ntext = 'tf.Session()'\n# tf.Session()\n",
+        "import tensorflow as tf\nclass Session:\n    pass\ns = Session()\n",
+        "import tensorflow as tf\ndef f(Session):\n    return Session()\n",
+        "import tensorflow as tf\ntf.Session.reset('grpc://x')\n",
+        "import tensorflow as tf\nclass MySession(tf.Session):\n    pass\n",
+        "import tensorflow as tf\nfrom other import Session\ns = Session()\n",
+        "import tensorflow as tf\ns = tf.InteractiveSession()\n",
+        "import tensorflow as tf\ns = tf.InteractiveSession(config=None)\n",
+    ],
+)
+def test_traps_are_not_findings(source: str) -> None:
+    assert codes(source, "TFM190") == []
+
+
+# -- memory-aware configs are never findings ---------------------------------------------------
+@pytest.mark.parametrize(
+    "source",
+    [
+        "c = tf.ConfigProto()\nc.gpu_options.allow_growth = True\ns = tf.Session(config=c)\n",
+        "c = tf.ConfigProto()\nc.gpu_options.per_process_gpu_memory_fraction = 0.3\ns = tf.Session(config=c)\n",
+        "s = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))\n",
+        "o = tf.GPUOptions(per_process_gpu_memory_fraction=0.5)\ns = tf.Session(config=tf.ConfigProto(gpu_options=o))\n",
+        "o = tf.GPUOptions()\no.allow_growth = True\ns = tf.Session(config=tf.ConfigProto(gpu_options=o))\n",
+        "c = tf.ConfigProto()\nc.gpu_options.experimental.virtual_devices.add(memory_limit_mb=[512])\ns = tf.Session(config=c)\n",
+        "s = tf.Session(config=tf.ConfigProto(device_count={'GPU': 0}))\n",
+        "c = tf.ConfigProto()\nc.device_count['GPU'] = 0\ns = tf.Session(config=c)\n",
+        "s = tf.Session(config=tf.ConfigProto(gpu_options={'allow_growth': True}))\n",
+        "c = tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=False, per_process_gpu_memory_fraction=0.4))\ns = tf.Session('', None, c)\n",
+        "c = tf.ConfigProto()\ndef f():\n    return tf.Session(config=c)\nc.gpu_options.allow_growth = True\n",
+    ],
+)
+def test_memory_aware_configs(source: str) -> None:
+    assert codes("import tensorflow as tf\n" + source, "TFM190") == []
+
+
+# -- findings without a fix --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "source",
+    [
+        "s = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=False)))\n",
+        "c = tf.ConfigProto()\nc.gpu_options.allow_growth = False\ns = tf.Session(config=c)\n",
+        "c = tf.ConfigProto()\nc.gpu_options.per_process_gpu_memory_fraction = 0\ns = tf.Session(config=c)\n",
+    ],
+)
+def test_explicit_off_is_reported_and_never_flipped(source: str) -> None:
+    source = "import tensorflow as tf\n" + source
+    assert codes(source) == ["TFM103"]
+    assert fixed(source) == source
+
+
+def test_setting_on_the_same_line_is_not_fixable() -> None:
+    source = "import tensorflow as tf\nc = tf.ConfigProto(); s = tf.Session(config=c)\n"
+    [finding] = lint_text("t.py", source, settings())
+    assert finding.code == "TFM102" and finding.fix is None
+    assert fixed(source) == source
+
+
+# -- cannot be resolved: TFM190, off by default, never fixed ------------------------------------
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(config):\n    return tf.Session(config=config)\n",
+        "class A:\n    def f(self):\n        return tf.Session(config=self.config)\n",
+        "from helpers import make_config\ns = tf.Session(config=make_config())\n",
+        "def f(**kwargs):\n    return tf.Session(**kwargs)\n",
+        "def f(*args):\n    return tf.Session(*args)\n",
+        "c = tf.ConfigProto()\ntune(c)\ns = tf.Session(config=c)\n",
+        "c = tf.ConfigProto()\ntune(config=c)\ns = tf.Session(config=c)\n",
+        "c = tf.ConfigProto()\nc.gpu_options.CopyFrom(other)\ns = tf.Session(config=c)\n",
+        "c = d = tf.ConfigProto()\ns = tf.Session(config=c)\n",
+        "if x:\n    c = tf.ConfigProto()\n    c.gpu_options.allow_growth = True\nelse:\n    c = tf.ConfigProto()\ns = tf.Session(config=c)\n",
+        "c = tf.ConfigProto()\nc.gpu_options.allow_growth = flag\ns = tf.Session(config=c)\n",
+        "def g():\n    global c\n    c = None\nc = tf.ConfigProto()\ns = tf.Session(config=c)\n",
+        "s = tf.Session(config=tf.ConfigProto(**options))\n",
+        "s = tf.Session(config=c if x else None)\n",
+    ],
+)
+def test_unresolvable_configs_are_off_by_default(source: str) -> None:
+    source = "import tensorflow as tf\n" + source
+    assert codes(source) == []
+    assert codes(source, "TFM190") == ["TFM190"]
+    assert fixed(source) == source
+
+
+# -- fix shapes --------------------------------------------------------------------------------
+def test_setting_after_the_session_is_too_late() -> None:
+    source = dedent(
+        """\
+        import tensorflow as tf
+        c = tf.ConfigProto()
+        s = tf.Session(config=c)
+        c.gpu_options.allow_growth = True
+        """
+    )
+    [finding] = lint_text("t.py", source, settings())
+    assert finding.code == "TFM102"
+    assert "line 4 comes after the session" in finding.message
+
+
+def test_gpu_options_variable_gets_the_setting() -> None:
+    source = dedent(
+        """\
+        import tensorflow as tf
+        opts = tf.GPUOptions(visible_device_list="0")
+        s = tf.Session(config=tf.ConfigProto(gpu_options=opts))
+        """
+    )
+    assert fixed(source) == dedent(
+        """\
+        import tensorflow as tf
+        opts = tf.GPUOptions(visible_device_list="0")
+        opts.allow_growth = True
+        s = tf.Session(config=tf.ConfigProto(gpu_options=opts))
+        """
+    )
+
+
+def test_two_sessions_sharing_a_config_get_one_line() -> None:
+    source = dedent(
+        """\
+        import tensorflow as tf
+        c = tf.ConfigProto()
+        a = tf.Session(config=c)
+        b = tf.Session(config=c)
+        """
+    )
+    assert fixed(source).count("c.gpu_options.allow_growth = True") == 1
+
+
+def test_several_sessions_in_one_with_statement() -> None:
+    source = "import tensorflow as tf\nwith tf.Session() as a, tf.Session() as b:\n    pass\n"
+    assert fixed(source).count("config=tf.ConfigProto(") == 2
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        ("tf.Session( )", "tf.Session(config=X )"),
+        ("tf.Session(graph=g)", "tf.Session(graph=g, config=X)"),
+        ("tf.Session(graph=g,)", "tf.Session(graph=g, config=X,)"),
+        ("tf.Session(\n    graph=g,\n)", "tf.Session(\n    graph=g,\n    config=X,\n)"),
+        ("tf.Session(\n    graph=g\n)", "tf.Session(\n    graph=g, config=X\n)"),
+        ("tf.Session(config=None)", "tf.Session(config=X)"),
+    ],
+)
+def test_keyword_placement(call: str, expected: str) -> None:
+    growth = "tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
+    source = f"import tensorflow as tf\ns = {call}\n"
+    assert fixed(source) == f"import tensorflow as tf\ns = {expected.replace('X', growth)}\n"
+
+
+def test_fraction_policy_reproduces_the_article() -> None:
+    source = dedent(
+        """\
+        import tensorflow as tf
+        config = tf.ConfigProto()
+        session = tf.Session(config=config)
+        """
+    )
+    # The article's second snippet, word for word.
+    assert fixed(source, "fraction=0.4") == dedent(
+        """\
+        import tensorflow as tf
+        config = tf.ConfigProto()
+        config.gpu_options.per_process_gpu_memory_fraction = 0.4
+        session = tf.Session(config=config)
+        """
+    )
+    assert "GPUOptions(per_process_gpu_memory_fraction=0.4)" in fixed(
+        "import tensorflow as tf\ns = tf.Session()\n", "fraction=0.4"
+    )
+
+
+# -- suppression -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "line, suppressed",
+    [
+        ("s = tf.Session()  # tfmemlint: ignore", True),
+        ("s = tf.Session()  # tfmemlint: ignore[TFM101]", True),
+        ("s = tf.Session()  # tfmemlint: ignore[TFM102, TFM101]", True),
+        ("s = tf.Session()  # tfmemlint: ignore[TFM102]", False),
+        ("s = tf.Session()  # noqa: TFM101", True),
+        ("s = tf.Session()  # noqa:E501,TFM101", True),
+        ("s = tf.Session()  # noqa", True),
+        ("s = tf.Session()  # noqa: TFM102", False),
+        ("s = tf.Session(\n)  # tfmemlint: ignore", True),
+        ("s = tf.Session('# tfmemlint: ignore')", False),
+        ("# tfmemlint: ignore\ns = tf.Session()", False),
+    ],
+)
+def test_suppression_comments(line: str, suppressed: bool) -> None:
+    source = f"import tensorflow as tf\n{line}\n"
+    assert codes(source) == ([] if suppressed else ["TFM101"])

@@ -1,0 +1,130 @@
+"""The command line. It only parses options and hands over: the work is in runner and report."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from tfmemlint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class DefaultGroup(click.Group):
+    """A group whose first argument, when it is not a subcommand, goes to `check`."""
+
+    default_command = "check"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        group_options = ("--help", "-h", "--version")
+        if not args or (args[0] not in self.commands and args[0] not in group_options):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tfmemlint", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Find TensorFlow sessions that would reserve a whole GPU, and fix them.
+
+    `tfmemlint PATHS...` is `tfmemlint check PATHS...`.
+    """
+
+
+def _codes(values: tuple[str, ...]) -> list[str]:
+    return [code for value in values for code in value.split(",")]
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--fix", is_flag=True, help="Rewrite files in place with the available fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option(
+    "--policy",
+    default="growth",
+    show_default=True,
+    metavar="growth|fraction=F",
+    help="How fixes limit memory: allow_growth, or a per-process fraction in (0, 1].",
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="How to print findings.",
+)
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Report only these codes or prefixes (comma-separated), e.g. TFM1,TFM190.",
+)
+@click.option(
+    "--extend-select",
+    multiple=True,
+    metavar="CODES",
+    help="Report these codes on top of the selection, e.g. TFM190.",
+)
+@click.option("--ignore", multiple=True, metavar="CODES", help="Do not report these codes.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of internal errors.")
+@click.version_option(__version__, prog_name="tfmemlint", message="%(prog)s %(version)s")
+def check(
+    paths: tuple[str, ...],
+    fix: bool,
+    diff: bool,
+    policy: str,
+    output_format: str,
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    exit_zero: bool,
+    verbose: bool,
+) -> None:
+    """Check PATHS (files or folders; default: the current folder) for sessions without GPU
+    memory options.
+
+    Exit status: 0 when no finding remains, 1 when findings remain, 2 on a usage or internal
+    error.
+    """
+    from tfmemlint import report, runner
+    from tfmemlint.settings import Policy, Settings, SettingsError, select_rules
+
+    if fix and diff:
+        raise click.UsageError("--fix and --diff cannot be used together")
+    try:
+        settings = Settings(
+            Policy.parse(policy),
+            select_rules(_codes(select), _codes(extend_select), _codes(ignore)),
+        )
+    except SettingsError as exc:
+        raise click.UsageError(str(exc)) from None
+
+    mode: Any = "fix" if fix else "diff" if diff else "check"
+    results = list(runner.run(paths or (".",), settings, mode, verbose))
+
+    out = sys.stdout
+    if diff:
+        report.write_diff(results, out)
+        report.TextReport.diff_summary(results, sys.stderr)
+    elif output_format == "json":
+        report.write_json(results, out)
+    else:
+        text = report.TextReport(out, color=out.isatty())
+        text.findings(results)
+        text.summary(results, mode)
+
+    if any(r.internal_error for r in results):
+        sys.exit(EXIT_ERROR)
+    remaining = sum(len(r.findings) + (r.fixed if diff else 0) for r in results)
+    sys.exit(EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN)
+
+
+def main() -> None:
+    try:
+        cli(prog_name="tfmemlint")
+    except Exception as exc:  # last resort: one clear line and exit 2
+        click.echo(f"tfmemlint: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_ERROR)

@@ -1,0 +1,135 @@
+"""Checks one source text: parse once, resolve names once, run every rule family, filter.
+
+Only files that pass the pre-filter reach `lint_text`; libcst is imported here and nowhere on
+the way to it.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from collections.abc import Callable, Iterable
+from functools import cached_property
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from tfmemlint import fixes, suppression
+from tfmemlint.model import Edit, Finding, Fix, Location, Rule
+from tfmemlint.names import ModuleNames
+from tfmemlint.rules import FAMILIES
+from tfmemlint.settings import Policy, Settings
+from tfmemlint.source import LineIndex
+
+# Re-linting after a round of fixes picks up fixes that overlapped; a second pass usually settles.
+MAX_FIX_ROUNDS = 10
+
+
+class FileContext:
+    """What a rule sees of one file."""
+
+    def __init__(self, filename: str, text: str, module: cst.Module, policy: Policy) -> None:
+        self.filename = filename
+        self.text = text
+        self.module = module
+        self.policy = policy
+        self.lines = LineIndex(text)
+        self.names = ModuleNames(module)
+
+    @cached_property
+    def _positions(self) -> Callable[[cst.CSTNode], CodeRange]:
+        # Resolved only once a rule needs a position; unsafe_skip_copy keeps node identity.
+        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        return wrapper.resolve(PositionProvider).__getitem__
+
+    def span(self, node: cst.CSTNode) -> tuple[int, int]:
+        where = self._positions(node)
+        return (
+            self.lines.offset(where.start.line, where.start.column),
+            self.lines.offset(where.end.line, where.end.column),
+        )
+
+    def code(self, node: cst.CSTNode) -> str:
+        start, end = self.span(node)
+        return self.text[start:end]
+
+    def edit(self, start: int, end: int, content: str) -> Edit:
+        return Edit(start, end, content, self.lines.location(start), self.lines.location(end))
+
+    def finding(self, rule: Rule, message: str, node: cst.CSTNode, fix: Fix | None) -> Finding:
+        start, end = self.span(node)
+        return Finding(
+            code=rule.code,
+            message=message,
+            filename=self.filename,
+            location=self.lines.location(start),
+            end_location=self.lines.location(end),
+            fix=fix,
+        )
+
+
+def _checkers() -> list[Callable[[FileContext], Iterable[Finding]]]:
+    found = []
+    for family in FAMILIES:
+        if family.checker:
+            module, _, function = family.checker.partition(":")
+            found.append(getattr(importlib.import_module(module), function))
+    return found
+
+
+_CHECKERS: list[Callable[[FileContext], Iterable[Finding]]] | None = None
+
+
+def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
+    """Findings for one text, selected and unsuppressed, in source order.
+
+    Raises libcst.ParserSyntaxError for text that is not Python 3.
+    """
+    global _CHECKERS
+    if _CHECKERS is None:
+        _CHECKERS = _checkers()
+    module = cst.parse_module(text)
+    context = FileContext(filename, text, module, settings.policy)
+    findings = [
+        finding
+        for checker in _CHECKERS
+        for finding in checker(context)
+        if finding.code in settings.selected
+    ]
+    findings = suppression.unsuppressed(findings, context.lines)
+    return sorted(findings, key=lambda f: (f.location, f.code))
+
+
+class UnsafeFixError(Exception):
+    """The fixed text failed the safety check; nothing may be written."""
+
+
+def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, list[Finding]]:
+    """Apply every available fix until none is left: (new text, fixes applied, remaining)."""
+    fixed_count = 0
+    current = text
+    findings = lint_text(filename, current, settings)
+    for _ in range(MAX_FIX_ROUNDS):
+        applied, new_text = fixes.apply([f.fix for f in findings if f.fix], current)
+        if not applied:
+            break
+        fixed_count += applied
+        current = new_text
+        findings = lint_text(filename, current, settings)
+    if current != text:
+        _check_still_parses(text, current)
+    return current, fixed_count, findings
+
+
+def _check_still_parses(original: str, fixed: str) -> None:
+    try:
+        ast.parse(original)
+    except (SyntaxError, ValueError):
+        return  # libcst parsed it when re-linting; Python itself never accepted the original.
+    try:
+        ast.parse(fixed)
+    except (SyntaxError, ValueError) as exc:
+        raise UnsafeFixError(f"the fixed text does not parse: {exc}") from None
+
+
+__all__ = ["FileContext", "Location", "UnsafeFixError", "fix_text", "lint_text"]

@@ -1,0 +1,123 @@
+"""Fixes as text edits: building them from CST nodes, and applying them.
+
+Every fix is a set of insertions or replacements at exact offsets of the original text, so no byte
+outside an edit can change. A builder returns None when it cannot place its edit for sure; the rule
+then reports without a fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from tfmemlint.model import Edit, Fix
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from tfmemlint.engine import FileContext
+    from tfmemlint.names import Binding
+
+
+def _is_blank(text: str) -> bool:
+    return text.strip(" \t\f") == ""
+
+
+def add_keyword(ctx: FileContext, call: cst.Call, keyword: str, value: str) -> Edit | None:
+    """Add `keyword=value` as the call's last argument, in the call's own layout."""
+    import libcst as cst
+
+    argument = f"{keyword}={value}"
+    if not call.args:
+        if call.func.lpar:
+            return None
+        open_paren = ctx.span(call.func)[1] + len(
+            ctx.module.code_for_node(call.whitespace_after_func)
+        )
+        if ctx.text[open_paren : open_paren + 1] != "(":
+            return None
+        return ctx.edit(open_paren + 1, open_paren + 1, argument)
+
+    last = call.args[-1]
+    if not isinstance(last.comma, cst.Comma):
+        end = ctx.span(last)[1]
+        return ctx.edit(end, end, f", {argument}")
+
+    comma_end = ctx.span(last.comma)[1]
+    comma_row = ctx.lines.location(comma_end).row
+    rest_of_line = ctx.text[comma_end : ctx.lines.line_end(comma_row)]
+    one_line = "\n" not in rest_of_line and "\r" not in rest_of_line
+    if one_line or ctx.lines.location(ctx.span(call)[1]).row == comma_row:
+        return ctx.edit(comma_end, comma_end, f" {argument},")
+    # One argument per line with a trailing comma: add a line of our own, indented like the last.
+    last_start = ctx.lines.location(ctx.span(last)[0])
+    indent = ctx.lines.line(last_start.row)[: last_start.column - 1]
+    if not _is_blank(indent):
+        return ctx.edit(comma_end, comma_end, f" {argument},")
+    insert_at = ctx.lines.line_end(comma_row)
+    newline = ctx.lines.newline_of(comma_row)
+    return ctx.edit(insert_at, insert_at, f"{indent}{argument},{newline}")
+
+
+def replace(ctx: FileContext, node: cst.CSTNode, content: str) -> Edit:
+    start, end = ctx.span(node)
+    return ctx.edit(start, end, content)
+
+
+def insert_line_after(ctx: FileContext, binding: Binding, line: str) -> Edit | None:
+    """Insert `line` after the statement that made `binding`, at the same indentation.
+
+    Only for a statement alone on its line(s) in a block of its own: after `a = 1; b = 2` or
+    `if x: a = 1` the new line would land in the wrong place.
+    """
+    import libcst as cst
+
+    statement, ancestry = binding.statement, binding.ancestry
+    if statement is None or ancestry is None or ancestry.parent is None:
+        return None
+    holder, block = ancestry.node, ancestry.parent.node
+    if not isinstance(holder, cst.SimpleStatementLine) or len(holder.body) != 1:
+        return None
+    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None
+    start, end = ctx.span(statement)
+    start_at = ctx.lines.location(start)
+    indent = ctx.lines.line(start_at.row)[: start_at.column - 1]
+    if not _is_blank(indent):
+        return None
+    end_row = ctx.lines.location(end).row
+    insert_at = ctx.lines.line_end(end_row)
+    newline = ctx.lines.newline_of(end_row)
+    if insert_at == len(ctx.text) and not ctx.text.endswith(("\n", "\r")):
+        return ctx.edit(insert_at, insert_at, f"{newline}{indent}{line}")
+    return ctx.edit(insert_at, insert_at, f"{indent}{line}{newline}")
+
+
+def apply(fixes: Iterable[Fix], text: str) -> tuple[int, str]:
+    """Apply the fixes whose edits don't clash with an earlier fix: (fixes applied, new text).
+
+    Identical edits (two sessions sharing one config line or one import) are applied once.
+    A clashing fix is left for the next round, after re-linting the new text.
+    """
+    accepted: list[Edit] = []
+    applied = 0
+    for fix in fixes:
+        new_edits = [edit for edit in fix.edits if edit not in accepted]
+        if any(_clash(edit, other) for edit in new_edits for other in accepted):
+            continue
+        accepted.extend(new_edits)
+        applied += 1
+    pieces = []
+    cursor = 0
+    for edit in sorted(accepted, key=lambda e: (e.start, e.end)):
+        pieces.append(text[cursor : edit.start])
+        pieces.append(edit.content)
+        cursor = edit.end
+    pieces.append(text[cursor:])
+    return applied, "".join(pieces)
+
+
+def _clash(a: Edit, b: Edit) -> bool:
+    if a.start == a.end == b.start == b.end:
+        return True  # Two different insertions at one point: their order would be a guess.
+    return a.start < b.end and b.start < a.end

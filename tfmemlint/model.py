@@ -1,0 +1,81 @@
+"""The data that flows from the rules to the fixer and the reporters.
+
+Positions are 1-based rows and columns (columns count code points), as in ruff's JSON. Edits also
+carry offsets into the decoded text, which is what the fixer applies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Applicability = Literal["safe", "unsafe"]
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    row: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] with content."""
+
+    start: int
+    end: int
+    content: str
+    location: Location
+    end_location: Location
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    edits: tuple[Edit, ...]
+    applicability: Applicability = "safe"
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    filename: str
+    location: Location
+    end_location: Location
+    fix: Fix | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """A rule's page, in ruff's order: what, why, example, use instead, fix safety."""
+
+    what_it_does: str
+    why: str
+    example: str
+    use_instead: str
+    fix_safety: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    summary: str
+    doc: RuleDoc
+    enabled_by_default: bool = True
+    fixable: bool = True
+
+
+@dataclass
+class FileResult:
+    """What checking (and maybe fixing) one file produced."""
+
+    filename: str
+    findings: list[Finding] = field(default_factory=list)
+    fixed: int = 0
+    text: str | None = None  # the text the findings point into (after fixing, under --fix)
+    original: str | None = None  # set, with fixed_text, when fixing changed the text
+    fixed_text: str | None = None
+    internal_error: bool = False

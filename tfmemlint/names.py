@@ -1,0 +1,390 @@
+"""Name resolution: which TensorFlow API a call refers to, from the module's own imports.
+
+A small scope table built in one pass stands in for libcst's QualifiedNameProvider, which costs
+several times the parse. Resolution is flow-insensitive except for one thing: in the scope that
+makes the reference, only bindings that come before it count (`tf = tf.compat.v1`).
+A name is resolved only when every binding that can reach it agrees; anything else (a local class,
+a parameter, a `requests.Session`) resolves to nothing, so it can never become a finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+import libcst as cst
+
+ScopeKind = Literal["module", "function", "class", "lambda", "comprehension"]
+
+# The namespaces that hold the APIs; config_pb2 holds only the protos, session.py only sessions.
+TF1 = "tensorflow"
+TF1_COMPAT = "tensorflow.compat.v1"
+CONFIG_PB2 = "tensorflow.core.protobuf.config_pb2"
+SESSION_MODULE = "tensorflow.python.client.session"
+_TF1_NAMESPACES = (TF1_COMPAT, TF1)
+_MODULE_APIS: dict[str, frozenset[str]] = {
+    "tf1": frozenset({"Session", "InteractiveSession", "ConfigProto", "GPUOptions"}),
+    CONFIG_PB2: frozenset({"ConfigProto", "GPUOptions"}),
+    SESSION_MODULE: frozenset({"Session", "InteractiveSession"}),
+}
+
+
+def normalize_module(qualified: str) -> str:
+    """Collapse the aliases TensorFlow exports for one namespace into one name."""
+    for alias in ("tensorflow._api.v2.compat.v1", "tensorflow.compat.v2.compat.v1"):
+        if qualified == alias or qualified.startswith(alias + "."):
+            qualified = "tensorflow.compat.v1" + qualified[len(alias) :]
+    while ".compat.v1.compat.v1" in qualified:
+        qualified = qualified.replace(".compat.v1.compat.v1", ".compat.v1", 1)
+    return qualified
+
+
+def namespace_of(module: str) -> str | None:
+    """The known TF namespace a module path is (normalized), or None."""
+    module = normalize_module(module)
+    known = (*_TF1_NAMESPACES, CONFIG_PB2, SESSION_MODULE)
+    return module if module in known else None
+
+
+def canonical_api(qualified: str) -> str | None:
+    """'Session', 'ConfigProto', ... for a qualified name that is that TF API, else None."""
+    module, _, name = normalize_module(qualified).rpartition(".")
+    namespace = namespace_of(module) if module else None
+    if namespace is None:
+        return None
+    apis = _MODULE_APIS["tf1" if namespace in _TF1_NAMESPACES else namespace]
+    return name if name in apis else None
+
+
+def provides_config_protos(namespace: str) -> bool:
+    return namespace in (*_TF1_NAMESPACES, CONFIG_PB2)
+
+
+@dataclass(eq=False)
+class Binding:
+    name: str
+    scope: Scope
+    kind: Literal["import", "assign", "other"]
+    order: int
+    statement: cst.CSTNode | None = None
+    ancestry: Ancestry | None = None
+    qualified: str | None = None  # for imports
+    value: cst.BaseExpression | None = None  # for a plain `name = value`
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: ScopeKind
+    node: cst.CSTNode
+    parent: Scope | None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    globals: set[str] = field(default_factory=set)
+    star_imports: list[str] = field(default_factory=list)
+
+    def bind(self, binding: Binding) -> None:
+        self.bindings.setdefault(binding.name, []).append(binding)
+
+    def module(self) -> Scope:
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+
+@dataclass(frozen=True, eq=False)
+class Ancestry:
+    """A persistent linked list of enclosing statements and blocks, innermost first."""
+
+    node: cst.CSTNode
+    parent: Ancestry | None
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        cell: Ancestry | None = self
+        while cell is not None:
+            yield cell.node
+            cell = cell.parent
+
+
+@dataclass(frozen=True, eq=False)
+class CallSite:
+    node: cst.Call
+    scope: Scope
+    order: int
+    ancestry: Ancestry
+
+
+def dotted_name(expr: cst.BaseExpression) -> str | None:
+    """'a.b.c' for a chain of names and attributes, else None."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        head = dotted_name(expr.value)
+        return None if head is None else f"{head}.{expr.attr.value}"
+    return None
+
+
+def target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
+    """The names an assignment target binds (attributes and subscripts bind none)."""
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_names(target.value)
+
+
+_BLOCK_NODES = (
+    cst.Module,
+    cst.SimpleStatementLine,
+    cst.BaseCompoundStatement,
+    cst.BaseSuite,
+    cst.Else,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
+    cst.MatchCase,
+)
+
+
+class ModuleNames(cst.CSTVisitor):
+    """The module's scopes, bindings and call sites, collected in one pass."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module_scope = Scope("module", module, None)
+        self.calls: list[CallSite] = []
+        self.all_names: set[str] = set()
+        self.declared_global: set[str] = set()  # names some scope declares global or nonlocal
+        self.scope_of_node: dict[cst.CSTNode, Scope] = {}
+        self._scope = self.module_scope
+        self._order = 0
+        self._ancestry = Ancestry(module, None)
+        self._statement: cst.CSTNode | None = None
+        module.visit(self)
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self._order += 1
+        if isinstance(node, _BLOCK_NODES) and not isinstance(node, cst.Module):
+            self._ancestry = Ancestry(node, self._ancestry)
+        if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            self._statement = node
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, _BLOCK_NODES) and not isinstance(original_node, cst.Module):
+            assert self._ancestry.parent is not None
+            self._ancestry = self._ancestry.parent
+
+    def _bind(self, name: str, kind: Literal["import", "assign", "other"], **extra: object) -> None:
+        self.all_names.add(name)
+        scope = self._scope
+        if name in scope.globals:
+            scope = scope.module()
+        binding = Binding(name, scope, kind, self._order, self._statement, self._ancestry, **extra)  # type: ignore[arg-type]
+        scope.bind(binding)
+
+    def _bind_targets(self, target: cst.BaseExpression) -> None:
+        for name in target_names(target):
+            self._bind(name.value, "other")
+
+    def _push(self, kind: ScopeKind, node: cst.CSTNode) -> None:
+        self._scope = Scope(kind, node, self._scope)
+        self.scope_of_node[node] = self._scope
+
+    def _pop(self) -> None:
+        assert self._scope.parent is not None
+        self._scope = self._scope.parent
+
+    # -- scopes ------------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name.value, "other")
+        self._push("function", node)
+        self._bind_params(node.params)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._push("lambda", node)
+        self._bind_params(node.params)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._pop()
+
+    def _bind_params(self, params: cst.Parameters) -> None:
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                every.append(star)
+        for param in every:
+            self._bind(param.name.value, "other")
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name.value, "other")
+        self._push("class", node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._pop()
+
+    def _visit_comprehension(self, node: cst.CSTNode) -> None:
+        self._push("comprehension", node)
+
+    def _leave_comprehension(self, original_node: cst.CSTNode) -> None:
+        self._pop()
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self._scope.globals.update(item.name.value for item in node.names)
+        self.declared_global.update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.declared_global.update(item.name.value for item in node.names)
+
+    # -- bindings ----------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self._bind(alias.asname.name.value, "import", qualified=full)
+            else:
+                head = full.split(".", 1)[0]
+                self._bind(head, "import", qualified=head)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        module = dotted_name(node.module) if node.module is not None else None
+        if node.relative:
+            module = None  # A relative import is never TensorFlow.
+        if isinstance(node.names, cst.ImportStar):
+            if module is not None:
+                self._scope.star_imports.append(module)
+            return
+        for alias in node.names:
+            imported = dotted_name(alias.name)
+            if imported is None:
+                continue
+            local = imported
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            qualified = f"{module}.{imported}" if module else None
+            self._bind(local, "import", qualified=qualified)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self._bind(node.targets[0].target.value, "assign", value=node.value)
+            return
+        # `a = b = X` makes aliases; tuple targets unpack. Neither can be followed safely.
+        for target in node.targets:
+            self._bind_targets(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is None:
+            return
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target.value, "assign", value=node.value)
+        else:
+            self._bind_targets(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind_targets(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_targets(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_targets(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_targets(node.asname.name)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind_targets(node.name.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_targets(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind_targets(node.target)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self._bind(node.name.value, "other")
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self._bind(node.name.value, "other")
+
+    # -- references --------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(CallSite(node, self._scope, self._order, self._ancestry))
+
+    # -- queries -----------------------------------------------------------------------------
+    def lookup(self, name: str, scope: Scope, order: int) -> tuple[Scope, list[Binding]] | None:
+        """The bindings of `name` that can reach a reference made in `scope` at `order`."""
+        current: Scope | None = scope
+        own = True
+        while current is not None:
+            if current.kind == "class" and not own:
+                current = current.parent
+                continue
+            if name in current.globals:
+                current = current.module()
+            bindings = current.bindings.get(name)
+            if bindings:
+                if own:
+                    earlier = [b for b in bindings if b.order < order]
+                    return current, earlier or bindings
+                return current, bindings
+            current = current.parent
+            own = False
+        return None
+
+    def qualified_names(
+        self, expr: cst.BaseExpression, scope: Scope, order: int, depth: int = 0
+    ) -> set[str] | None:
+        """Every qualified name `expr` may stand for, or None if any of them is unknown."""
+        if depth > 8:
+            return None
+        if isinstance(expr, cst.Attribute):
+            heads = self.qualified_names(expr.value, scope, order, depth + 1)
+            return None if heads is None else {f"{h}.{expr.attr.value}" for h in heads}
+        if not isinstance(expr, cst.Name):
+            return None
+        found = self.lookup(expr.value, scope, order)
+        if found is None:
+            stars = scope.module().star_imports
+            return {f"{module}.{expr.value}" for module in stars} if len(stars) == 1 else None
+        names: set[str] = set()
+        for binding in found[1]:
+            if binding.kind == "import" and binding.qualified is not None:
+                names.add(binding.qualified)
+            elif binding.kind == "assign" and isinstance(binding.value, (cst.Name, cst.Attribute)):
+                inner = self.qualified_names(binding.value, binding.scope, binding.order, depth + 1)
+                if inner is None:
+                    return None
+                names |= inner
+            else:
+                return None
+        return names
+
+    def api_of(self, expr: cst.BaseExpression, scope: Scope, order: int) -> str | None:
+        """The TF API ('Session', 'ConfigProto', ...) `expr` names, if every binding agrees."""
+        names = self.qualified_names(expr, scope, order)
+        if not names:
+            return None
+        apis = {canonical_api(name) for name in names}
+        return apis.pop() if len(apis) == 1 else None
+
+    def namespaces_of(self, expr: cst.BaseExpression, scope: Scope, order: int) -> set[str]:
+        """The known TF namespaces `expr` may name; empty if any binding is something else."""
+        names = self.qualified_names(expr, scope, order)
+        namespaces = {namespace_of(name) for name in names or ()}
+        return set() if None in namespaces else namespaces  # type: ignore[return-value]

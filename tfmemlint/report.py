@@ -1,0 +1,146 @@
+"""Reporters: ruff-like text (coloured by rich on a terminal only), ruff-shaped JSON, and diffs."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import Sequence
+from typing import IO, Any
+
+from tfmemlint.model import FileResult, Finding, Location
+from tfmemlint.source import LineIndex
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' * (number != 1)}"
+
+
+def _location(where: Location) -> dict[str, int]:
+    return {"row": where.row, "column": where.column}
+
+
+def finding_to_json(finding: Finding) -> dict[str, Any]:
+    fix = None
+    if finding.fix is not None:
+        fix = {
+            "applicability": finding.fix.applicability,
+            "message": finding.fix.message,
+            "edits": [
+                {
+                    "content": edit.content,
+                    "location": _location(edit.location),
+                    "end_location": _location(edit.end_location),
+                }
+                for edit in finding.fix.edits
+            ],
+        }
+    return {
+        "code": finding.code,
+        "message": finding.message,
+        "filename": os.path.abspath(finding.filename),
+        "location": _location(finding.location),
+        "end_location": _location(finding.end_location),
+        "fix": fix,
+        "url": finding.url,
+    }
+
+
+def write_json(results: Sequence[FileResult], out: IO[str]) -> None:
+    findings = [finding_to_json(f) for result in results for f in result.findings]
+    json.dump(findings, out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def write_diff(results: Sequence[FileResult], out: IO[str]) -> None:
+    for result in results:
+        if result.original is None or result.fixed_text is None:
+            continue
+        out.writelines(
+            difflib.unified_diff(
+                result.original.splitlines(keepends=True),
+                result.fixed_text.splitlines(keepends=True),
+                fromfile=f"a/{result.filename}",
+                tofile=f"b/{result.filename}",
+            )
+        )
+        if not result.fixed_text.endswith(("\n", "\r")):
+            out.write("\n\\ No newline at end of file\n")
+
+
+class TextReport:
+    """`path:row:col: CODE [*] message`, the source line with a caret, the fix as help."""
+
+    def __init__(self, out: IO[str], color: bool) -> None:
+        self.out = out
+        self.console = None
+        if color:
+            from rich.console import Console
+
+            self.console = Console(file=out, highlight=False, soft_wrap=True)
+
+    def _emit(self, *parts: tuple[str, str]) -> None:
+        if self.console is None:
+            self.out.write("".join(text for text, _ in parts) + "\n")
+            return
+        from rich.text import Text
+
+        self.console.print(Text.assemble(*parts))
+
+    def findings(self, results: Sequence[FileResult]) -> None:
+        for result in results:
+            lines = LineIndex(result.text) if result.text is not None else None
+            for finding in result.findings:
+                self._finding(finding, lines)
+
+    def _finding(self, finding: Finding, lines: LineIndex | None) -> None:
+        where = finding.location
+        self._emit(
+            (finding.filename, "bold"),
+            (f":{where.row}:{where.column}: ", ""),
+            (finding.code, "bold red"),
+            (" [*]" if finding.fix else "", "cyan"),
+            (f" {finding.message}", ""),
+        )
+        if lines is not None and where.row <= len(lines.starts):
+            source = lines.line(where.row).expandtabs(1)
+            gutter = " " * len(str(where.row))
+            width = len(source) - (where.column - 1)
+            if finding.end_location.row == where.row:
+                width = finding.end_location.column - where.column
+            self._emit((f"{gutter} |", "blue"))
+            self._emit((f"{where.row} | ", "blue"), (source, ""))
+            self._emit(
+                (f"{gutter} | ", "blue"),
+                (" " * (where.column - 1) + "^" * max(width, 1), "bold red"),
+            )
+            if finding.fix:
+                self._emit((f"{gutter} = ", "blue"), ("help: ", "bold"), (finding.fix.message, ""))
+        self._emit(("", ""))
+
+    def summary(self, results: Sequence[FileResult], mode: str) -> None:
+        remaining = sum(len(r.findings) for r in results)
+        fixed = sum(r.fixed for r in results)
+        fixable = sum(1 for r in results for f in r.findings if f.fix)
+        if mode == "fix" and fixed:
+            total = fixed + remaining
+            self._emit(
+                (f"Found {_count(total, 'finding')} ({fixed} fixed, {remaining} remaining).", "")
+            )
+        elif remaining:
+            self._emit(
+                (f"Found {_count(remaining, 'finding')} ", ""),
+                (f"({fixable} fixable with `--fix`).", "cyan" if fixable else ""),
+            )
+        else:
+            self._emit(("All checks passed!", "bold green"))
+
+    @staticmethod
+    def diff_summary(results: Sequence[FileResult], out: IO[str]) -> None:
+        fixed = sum(r.fixed for r in results)
+        remaining = sum(len(r.findings) for r in results)
+        files = sum(1 for r in results if r.fixed_text is not None)
+        line = f"Would fix {_count(fixed, 'finding')} in {_count(files, 'file')}"
+        if remaining:
+            line += f"; {remaining} would remain"
+        out.write(line + ".\n")

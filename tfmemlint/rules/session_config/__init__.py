@@ -1,0 +1,99 @@
+"""TFM1xx: sessions created without a GPU memory option.
+
+These pages are the one source for the README's rule table and for `tfmemlint rule`.
+The logic lives beside them in `check.py`.
+"""
+
+from tfmemlint.model import Rule, RuleDoc
+from tfmemlint.rules import RuleFamily
+
+_WHY = (
+    "With no memory option, the first TensorFlow session in a process reserves nearly all of "
+    "the GPU's free memory (the BFC allocator's default; tensorflow/core/common_runtime/gpu/"
+    "gpu_device.cc). Every other job on that GPU then fails with out-of-memory, and the memory "
+    "is not returned until the process exits."
+)
+
+NO_CONFIG = Rule(
+    code="TFM101",
+    name="session-without-config",
+    summary="Session created without a config, so it reserves nearly all GPU memory",
+    doc=RuleDoc(
+        what_it_does="Finds `Session(...)` calls with no `config` (keyword or third positional "
+        "argument), or with `config=None`. A bare `InteractiveSession()` is not reported: "
+        "TensorFlow gives it `allow_growth=True` itself "
+        "(session.py, `InteractiveSession.__init__`).",
+        why=_WHY,
+        example="import tensorflow.compat.v1 as tf\n\nsess = tf.Session()",
+        use_instead="import tensorflow.compat.v1 as tf\n\n"
+        "sess = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))",
+        fix_safety="Safe. The fix adds `config=` spelled with the module's own prefix (`tf.`, "
+        "`tf.compat.v1.`, ...), and imports `config_pb2` only when no TensorFlow alias is in "
+        "reach. `--policy fraction=F` sets `per_process_gpu_memory_fraction=F` instead.",
+    ),
+)
+
+CONFIG_WITHOUT_MEMORY_OPTION = Rule(
+    code="TFM102",
+    name="config-without-memory-option",
+    summary="Session config sets no GPU memory option",
+    doc=RuleDoc(
+        what_it_does="Finds sessions whose `ConfigProto` sets none of `gpu_options.allow_growth`, "
+        "`per_process_gpu_memory_fraction`, `experimental.virtual_devices` or "
+        "`device_count={'GPU': 0}`: an inline `ConfigProto(...)`, a `GPUOptions(...)` without a "
+        "memory field, or a config variable built in the same or an enclosing scope. A setting "
+        "made only after the session is created has no effect and does not count.",
+        why=_WHY,
+        example="config = tf.ConfigProto(allow_soft_placement=True)\n"
+        "sess = tf.Session(config=config)",
+        use_instead="config = tf.ConfigProto(allow_soft_placement=True)\n"
+        "config.gpu_options.allow_growth = True\n"
+        "sess = tf.Session(config=config)",
+        fix_safety="Safe. An inline config gains `gpu_options=...GPUOptions(allow_growth=True)` "
+        "(or `allow_growth=True` inside its existing `GPUOptions`); a config variable gains "
+        "`<name>.gpu_options.allow_growth = True` on the line after it is built, at the same "
+        "indentation. No fix when that line also holds other statements.",
+    ),
+)
+
+MEMORY_OPTION_DISABLED = Rule(
+    code="TFM103",
+    name="memory-option-disabled",
+    summary="Session config turns its GPU memory option off explicitly",
+    fixable=False,
+    doc=RuleDoc(
+        what_it_does="Finds configs that say `allow_growth=False` or "
+        "`per_process_gpu_memory_fraction=0` and nothing else that limits memory. Both mean "
+        "TensorFlow's default: reserve nearly all GPU memory.",
+        why=_WHY + " An explicit value may be deliberate, so it is reported, not changed.",
+        example="config = tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=False))",
+        use_instead="config = tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))",
+        fix_safety="No fix: tfmemlint never flips a value you wrote.",
+    ),
+)
+
+UNRESOLVED_CONFIG = Rule(
+    code="TFM190",
+    name="unresolved-session-config",
+    summary="Session config cannot be resolved statically",
+    enabled_by_default=False,
+    fixable=False,
+    doc=RuleDoc(
+        what_it_does="Reports sessions whose config tfmemlint cannot follow: a function "
+        "parameter, an attribute, another module's helper, `**kwargs`, a config passed to code "
+        "that may change it. Off by default; turn it on with `--select TFM190` or "
+        "`--extend-select TFM190` to audit them.",
+        why="These sessions may or may not limit GPU memory. The default output holds only "
+        "problems tfmemlint can prove.",
+        example="def make_session(config):\n    return tf.Session(config=config)",
+        use_instead="Check the callers, or build the config next to the session.",
+        fix_safety="No fix: the config is not known.",
+    ),
+)
+
+FAMILY = RuleFamily(
+    rules=(NO_CONFIG, CONFIG_WITHOUT_MEMORY_OPTION, MEMORY_OPTION_DISABLED, UNRESOLVED_CONFIG),
+    # Every call spelling needs the name somewhere in the file: the call, an import or an alias.
+    triggers=(b"Session",),
+    checker="tfmemlint.rules.session_config.check:check",
+)

@@ -1,0 +1,546 @@
+"""The logic of TFM101, TFM102, TFM103 and TFM190 (their pages are in `__init__.py`).
+
+For every call that resolves to a session entry point, find the config it is given and work out
+whether that config limits GPU memory: AWARE (no finding), MISSING (a finding with a fix),
+DISABLED (a finding, never fixed) or UNKNOWN (the off-by-default TFM190).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfmemlint import fixes
+from tfmemlint.engine import FileContext
+from tfmemlint.model import Edit, Finding, Fix
+from tfmemlint.names import (
+    CONFIG_PB2,
+    TF1,
+    TF1_COMPAT,
+    Binding,
+    CallSite,
+    Scope,
+    canonical_api,
+    provides_config_protos,
+)
+from tfmemlint.rules.session_config import (
+    CONFIG_WITHOUT_MEMORY_OPTION,
+    MEMORY_OPTION_DISABLED,
+    NO_CONFIG,
+    UNRESOLVED_CONFIG,
+)
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """An API that takes a session config, and where the config goes."""
+
+    keyword: str
+    position: int
+    # InteractiveSession turns allow_growth on itself when it gets no config.
+    bare_is_memory_aware: bool = False
+
+
+ENTRY_POINTS = {
+    "Session": EntryPoint("config", 2),
+    "InteractiveSession": EntryPoint("config", 2, bare_is_memory_aware=True),
+}
+
+
+class State(enum.IntEnum):
+    """Ordered so that combining several sources keeps the strongest: max() wins."""
+
+    MISSING = 0
+    DISABLED = 1
+    UNKNOWN = 2
+    AWARE = 3
+
+
+@dataclass(frozen=True)
+class Verdict:
+    state: State
+    reason: str = ""
+    fix: tuple[str, tuple[Edit, ...]] | None = None  # (help message, edits) for MISSING
+
+    @staticmethod
+    def combine(verdicts: list[Verdict], fix: tuple[str, tuple[Edit, ...]] | None) -> Verdict:
+        """The strongest verdict; a MISSING result takes the caller's fix, else the inner one."""
+        if not verdicts:
+            return Verdict(State.MISSING, fix=fix)
+        best = max(verdicts, key=lambda v: v.state)
+        if best.state is State.MISSING:
+            return Verdict(State.MISSING, best.reason, fix or best.fix)
+        return best
+
+
+AWARE = Verdict(State.AWARE)
+
+
+def check(ctx: FileContext) -> Iterator[Finding]:
+    for site in ctx.names.calls:
+        api = ctx.names.api_of(site.node.func, site.scope, site.order)
+        entry = ENTRY_POINTS.get(api or "")
+        if entry is not None:
+            yield from SessionCheck(ctx, site, entry).findings()
+
+
+def _number(expr: cst.BaseExpression) -> float | None:
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return float(expr.evaluated_value)
+    return None
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _bool(expr: cst.BaseExpression) -> bool | None:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def _string(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+class SessionCheck:
+    def __init__(self, ctx: FileContext, site: CallSite, entry: EntryPoint) -> None:
+        self.ctx = ctx
+        self.site = site
+        self.call = site.node
+        self.entry = entry
+        self.names = ctx.names
+        self.label = f"`{ctx.code(site.node.func)}()`"
+
+    # -- entry --------------------------------------------------------------------------------
+    def findings(self) -> Iterator[Finding]:
+        config, dynamic = self._config_argument()
+        if config is None and dynamic:
+            yield self._unresolved("its arguments are passed with * or **")
+            return
+        if config is None or _is_none(config.value):
+            if self.entry.bare_is_memory_aware:
+                return
+            yield self._missing_config(config)
+            return
+        verdict = self._config_expression(config.value)
+        if verdict.state is State.AWARE:
+            return
+        if verdict.state is State.UNKNOWN:
+            yield self._unresolved(verdict.reason)
+        elif verdict.state is State.DISABLED:
+            message = (
+                f"{self.label} gets a config that turns GPU memory limits off ({verdict.reason})"
+            )
+            yield self.ctx.finding(MEMORY_OPTION_DISABLED, message, self.call, None)
+        else:
+            detail = f"; {verdict.reason}" if verdict.reason else ""
+            message = f"{self.label} gets a config with no GPU memory option{detail}"
+            fix = Fix(verdict.fix[0], verdict.fix[1]) if verdict.fix else None
+            yield self.ctx.finding(CONFIG_WITHOUT_MEMORY_OPTION, message, self.call, fix)
+
+    def _config_argument(self) -> tuple[cst.Arg | None, bool]:
+        """The argument that carries the config, and whether * or ** arguments could hide it."""
+        dynamic = False
+        positional = 0
+        for arg in self.call.args:
+            if arg.star:
+                dynamic = True
+            elif arg.keyword is not None:
+                if arg.keyword.value == self.entry.keyword:
+                    return arg, False
+            else:
+                if positional == self.entry.position and not dynamic:
+                    return arg, False
+                positional += 1
+        return None, dynamic
+
+    def _unresolved(self, reason: str) -> Finding:
+        message = f"Cannot tell whether {self.label} limits GPU memory: {reason}"
+        return self.ctx.finding(UNRESOLVED_CONFIG, message, self.call, None)
+
+    def _missing_config(self, config: cst.Arg | None) -> Finding:
+        message = (
+            f"{self.label} is created without a GPU memory option "
+            "and reserves nearly all GPU memory"
+        )
+        fix = None
+        prefix_edits = self._proto_prefix(self.call.func)
+        if prefix_edits is not None:
+            prefix, import_edits = prefix_edits
+            field, value = self.ctx.policy.gpu_option
+            new_config = f"{prefix}ConfigProto(gpu_options={prefix}GPUOptions({field}={value}))"
+            if config is None:
+                edit = fixes.add_keyword(self.ctx, self.call, self.entry.keyword, new_config)
+            else:
+                edit = fixes.replace(self.ctx, config.value, new_config)
+            if edit is not None:
+                fix = Fix(f"Pass `{self.entry.keyword}={new_config}`", (edit, *import_edits))
+        return self.ctx.finding(NO_CONFIG, message, self.call, fix)
+
+    # -- what a config expression holds ------------------------------------------------------
+    def _api(self, expr: cst.BaseExpression) -> str | None:
+        return self.names.api_of(expr, self.site.scope, self.site.order)
+
+    def _config_expression(self, expr: cst.BaseExpression) -> Verdict:
+        if isinstance(expr, cst.Call) and self._api(expr.func) == "ConfigProto":
+            return self._config_call(expr)
+        if isinstance(expr, cst.Name):
+            return self._variable(expr, "ConfigProto")
+        return Verdict(State.UNKNOWN, f"its config `{self.ctx.code(expr)}` is not built here")
+
+    def _keywords(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+        """A proto constructor's keyword arguments; None when some cannot be seen (`**`)."""
+        found = {}
+        for arg in call.args:
+            if arg.keyword is None:
+                return None
+            found[arg.keyword.value] = arg.value
+        return found
+
+    def _config_call(self, call: cst.Call) -> Verdict:
+        keywords = self._keywords(call)
+        if keywords is None:
+            return Verdict(State.UNKNOWN, "its ConfigProto takes ** or positional arguments")
+        verdicts = []
+        gpu_options = keywords.get("gpu_options")
+        if gpu_options is not None:
+            verdicts.append(self._gpu_options_expression(gpu_options))
+        if "device_count" in keywords:
+            verdicts.append(self._device_count(keywords["device_count"]))
+        fix = None
+        if gpu_options is None:
+            prefix_edits = self._proto_prefix(call.func)
+            if prefix_edits is not None:
+                prefix, import_edits = prefix_edits
+                field, value = self.ctx.policy.gpu_option
+                new = f"{prefix}GPUOptions({field}={value})"
+                edit = fixes.add_keyword(self.ctx, call, "gpu_options", new)
+                if edit is not None:
+                    fix = (f"Add `gpu_options={new}`", (edit, *import_edits))
+        return Verdict.combine(verdicts, fix)
+
+    def _device_count(self, expr: cst.BaseExpression) -> Verdict:
+        if not isinstance(expr, cst.Dict):
+            return Verdict(State.UNKNOWN, "its device_count is not a literal")
+        for element in expr.elements:
+            if not isinstance(element, cst.DictElement):
+                return Verdict(State.UNKNOWN, "its device_count is not a literal")
+            if _string(element.key) == "GPU":
+                count = _number(element.value)
+                if count is None:
+                    return Verdict(State.UNKNOWN, "its GPU device count is not a literal")
+                if count == 0:
+                    return AWARE
+        return Verdict(State.MISSING)
+
+    def _gpu_options_expression(self, expr: cst.BaseExpression) -> Verdict:
+        if isinstance(expr, cst.Call) and self._api(expr.func) == "GPUOptions":
+            keywords = self._keywords(expr)
+            if keywords is None:
+                return Verdict(State.UNKNOWN, "its GPUOptions takes ** or positional arguments")
+            field, value = self.ctx.policy.gpu_option
+            edit = fixes.add_keyword(self.ctx, expr, field, value)
+            fix = (f"Add `{field}={value}` to `GPUOptions`", (edit,)) if edit else None
+            return Verdict.combine(self._gpu_fields(keywords), fix)
+        if isinstance(expr, cst.Dict):
+            keywords = {}
+            for element in expr.elements:
+                key = _string(element.key) if isinstance(element, cst.DictElement) else None
+                if key is None or not isinstance(element, cst.DictElement):
+                    return Verdict(State.UNKNOWN, "its gpu_options dict is not a literal")
+                keywords[key] = element.value
+            return Verdict.combine(self._gpu_fields(keywords), None)
+        if isinstance(expr, cst.Name):
+            return self._variable(expr, "GPUOptions")
+        return Verdict(State.UNKNOWN, f"its gpu_options `{self.ctx.code(expr)}` is not built here")
+
+    def _gpu_fields(self, keywords: dict[str, cst.BaseExpression]) -> list[Verdict]:
+        verdicts = []
+        for name, value in keywords.items():
+            verdict = self._field_value(("gpu_options", name), value)
+            if verdict is not None:
+                verdicts.append(verdict)
+        return verdicts
+
+    def _field_value(self, path: tuple[str, ...], value: cst.BaseExpression) -> Verdict | None:
+        """What setting `path` (from the ConfigProto down) to `value` means; None: unrelated."""
+        if path == ("gpu_options", "allow_growth"):
+            flag = _bool(value)
+            if flag is None:
+                return Verdict(State.UNKNOWN, "its allow_growth is not a literal")
+            return AWARE if flag else Verdict(State.DISABLED, "`allow_growth=False`")
+        if path == ("gpu_options", "per_process_gpu_memory_fraction"):
+            fraction = _number(value)
+            if fraction is None:
+                return Verdict(State.UNKNOWN, "its memory fraction is not a literal")
+            if fraction > 0:
+                return AWARE
+            return Verdict(State.DISABLED, "`per_process_gpu_memory_fraction=0`")
+        if path == ("gpu_options", "experimental"):
+            if isinstance(value, cst.Call):
+                names = {a.keyword.value for a in value.args if a.keyword is not None}
+                if "virtual_devices" in names:
+                    return AWARE
+                if all(a.keyword is not None for a in value.args):
+                    return None
+            return Verdict(State.UNKNOWN, "its experimental GPU options are not a literal")
+        return None
+
+    # -- a config or GPUOptions held in a variable -------------------------------------------
+    def _variable(self, name: cst.Name, kind: str) -> Verdict:
+        what = f"its config `{name.value}`"
+        if name.value in self.names.declared_global:
+            return Verdict(State.UNKNOWN, f"{what} is declared global or nonlocal")
+        found = self.names.lookup(name.value, self.site.scope, self.site.order)
+        if found is None:
+            return Verdict(State.UNKNOWN, f"{what} is not defined in this module")
+        scope, bindings = found
+        same_scope = scope is self.site.scope
+        if same_scope:
+            binding = bindings[-1]
+            if binding.order > self.site.order or not self._dominates(binding):
+                return Verdict(State.UNKNOWN, f"{what} may be assigned in several ways")
+        elif len(bindings) == 1:
+            binding = bindings[0]
+        else:
+            return Verdict(State.UNKNOWN, f"{what} is assigned more than once")
+        value = binding.value
+        if binding.kind != "assign" or not isinstance(value, cst.Call):
+            return Verdict(State.UNKNOWN, f"{what} is not built in this module")
+        if self.names.api_of(value.func, binding.scope, binding.order) != kind:
+            return Verdict(State.UNKNOWN, f"{what} comes from `{self.ctx.code(value.func)}()`")
+
+        built = (
+            self._config_call(value)
+            if kind == "ConfigProto"
+            else self._gpu_options_expression(value)
+        )
+        if built.state is State.UNKNOWN:
+            return built
+        verdicts = [built] if built.state is not State.MISSING else []
+        until = self.ctx.span(self.call)[0] if same_scope else None
+        late: list[int] = []
+        for verdict, row, in_time in self._uses(binding, scope, until):
+            if in_time:
+                verdicts.append(verdict)
+            elif verdict.state is State.AWARE:
+                late.append(row)
+        result = Verdict.combine(verdicts, self._variable_fix(binding, kind))
+        if result.state is State.MISSING and late:
+            return Verdict(
+                State.MISSING,
+                f"its memory setting on line {late[0]} comes after the session, too late",
+                result.fix,
+            )
+        return result
+
+    def _dominates(self, binding: Binding) -> bool:
+        """Whether the binding's statement runs whenever the session call does."""
+        if binding.ancestry is None or binding.ancestry.parent is None:
+            return False
+        block = binding.ancestry.parent.node
+        return any(node is block for node in self.site.ancestry) or isinstance(block, cst.Module)
+
+    def _variable_fix(self, binding: Binding, kind: str) -> tuple[str, tuple[Edit, ...]] | None:
+        field, value = self.ctx.policy.gpu_option
+        path = "gpu_options." if kind == "ConfigProto" else ""
+        line = f"{binding.name}.{path}{field} = {value}"
+        edit = fixes.insert_line_after(self.ctx, binding, line)
+        return (f"Add `{line}` after the config is built", (edit,)) if edit else None
+
+    def _uses(
+        self, binding: Binding, scope: Scope, until: int | None
+    ) -> Iterator[tuple[Verdict, int, bool]]:
+        """Each later use of the variable: (its verdict, its row, whether it precedes the call)."""
+        after = self.ctx.span(binding.statement)[1] if binding.statement is not None else 0
+        finder = _UseFinder(binding.name, self.names.scope_of_node)
+        scope.node.visit(finder)
+        prefix = (
+            ("gpu_options",) if binding.value is not None and self._is_gpu_options(binding) else ()
+        )
+        for name, parents in finder.uses:
+            start = self.ctx.span(name)[0]
+            if start < after:
+                continue
+            verdict = self._use(name, parents, prefix)
+            if verdict is None:
+                continue
+            in_time = until is None or start < until
+            yield verdict, self.ctx.lines.location(start).row, in_time
+
+    def _only_reads(self, arg: cst.Arg, parents: tuple[cst.CSTNode, ...]) -> bool:
+        """Whether `arg` hands the variable to a session or a ConfigProto, which only read it."""
+        call = parents[-1] if parents else None
+        if not isinstance(call, cst.Call) or arg.keyword is None:
+            return False
+        api = self._api(call.func)
+        if arg.keyword.value == "gpu_options":
+            return api == "ConfigProto"
+        entry = ENTRY_POINTS.get(api or "")
+        return entry is not None and arg.keyword.value == entry.keyword
+
+    def _is_gpu_options(self, binding: Binding) -> bool:
+        value = binding.value
+        return isinstance(value, cst.Call) and (
+            self.names.api_of(value.func, binding.scope, binding.order) == "GPUOptions"
+        )
+
+    def _use(
+        self, name: cst.Name, parents: tuple[cst.CSTNode, ...], prefix: tuple[str, ...]
+    ) -> Verdict | None:
+        """What one use of the variable does to its memory settings; None: nothing."""
+        path: list[str] = list(prefix)
+        node: cst.CSTNode = name
+        index = len(parents) - 1
+        while index >= 0:
+            parent = parents[index]
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                path.append(parent.attr.value)
+            elif isinstance(parent, cst.Subscript) and parent.value is node:
+                element = parent.slice[0].slice if len(parent.slice) == 1 else None
+                key = _string(element.value) if isinstance(element, cst.Index) else None
+                path.append(f"[{key}]")
+            else:
+                break
+            node = parent
+            index -= 1
+        holder = parents[index] if index >= 0 else None
+        if (
+            node is name
+            and isinstance(holder, cst.Arg)
+            and self._only_reads(holder, parents[:index])
+        ):
+            return None
+        if isinstance(holder, cst.AssignTarget) and index >= 1:
+            assign = parents[index - 1]
+            if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and node is not name:
+                if path[-1:] == ["[GPU]"] and path[:-1] == ["device_count"]:
+                    count = _number(assign.value)
+                    if count is None:
+                        return Verdict(State.UNKNOWN, "its GPU device count is not a literal")
+                    return AWARE if count == 0 else None
+                if path in (["gpu_options"], ["device_count"]) or "virtual_devices" in path:
+                    return Verdict(State.UNKNOWN, "a whole sub-message of its config is replaced")
+                return self._field_value(tuple(path), assign.value)
+        if isinstance(holder, cst.Call) and holder.func is node and len(path) > len(prefix):
+            method = path[-1]
+            if "virtual_devices" in path and method in ("add", "append", "extend"):
+                return AWARE
+            if method in ("SerializeToString", "ByteSize", "HasField", "ListFields"):
+                return None
+        return Verdict(State.UNKNOWN, f"`{name.value}` is used in a way that may change it")
+
+    # -- spelling ConfigProto and GPUOptions --------------------------------------------------
+    def _proto_prefix(self, func: cst.BaseExpression) -> tuple[str, tuple[Edit, ...]] | None:
+        """How to spell `ConfigProto` near the call `func`: (prefix, import edits), or None.
+
+        The call's own module prefix comes first (`tf.`, `tf.compat.v1.`, `config_pb2.`); then a
+        module-level alias already in reach; then a new `config_pb2` import.
+        """
+        names = self.names
+        site = self.site
+        if isinstance(func, cst.Attribute):
+            namespaces = names.namespaces_of(func.value, site.scope, site.order)
+            if namespaces and all(provides_config_protos(n) for n in namespaces):
+                return self.ctx.code(func.value) + ".", ()
+        qualified = names.qualified_names(func, site.scope, site.order) or set()
+        from_top_level = any(q.rpartition(".")[0] == TF1 for q in qualified)
+        if self._visible_api("ConfigProto") and self._visible_api("GPUOptions"):
+            return "", ()
+        for binding in self._module_imports():
+            module = binding.qualified or ""
+            if module in (TF1_COMPAT, CONFIG_PB2):
+                return f"{binding.name}.", ()
+            if module == TF1:
+                return (f"{binding.name}." if from_top_level else f"{binding.name}.compat.v1."), ()
+        if "config_pb2" in names.all_names:
+            return None
+        anchor = self._import_anchor(func)
+        if anchor is None:
+            return None
+        edit = fixes.insert_line_after(
+            self.ctx, anchor, "from tensorflow.core.protobuf import config_pb2"
+        )
+        return ("config_pb2.", (edit,)) if edit else None
+
+    def _visible_api(self, api: str) -> bool:
+        found = self.names.lookup(api, self.site.scope, self.site.order)
+        return (
+            found is not None
+            and len(found[1]) == 1
+            and found[1][0].kind == "import"
+            and canonical_api(found[1][0].qualified or "") == api
+        )
+
+    def _module_imports(self) -> Iterator[Binding]:
+        """Module-level import bindings that reach the call unshadowed, in source order."""
+        module_scope = self.names.module_scope
+        candidates = [
+            bindings[0]
+            for bindings in module_scope.bindings.values()
+            if len(bindings) == 1 and bindings[0].kind == "import"
+        ]
+        for binding in sorted(candidates, key=lambda b: b.order):
+            if binding.order > self.site.order and self.site.scope is module_scope:
+                continue
+            reach = self.names.lookup(binding.name, self.site.scope, self.site.order)
+            if reach is not None and reach[1] == [binding]:
+                yield binding
+
+    def _import_anchor(self, func: cst.BaseExpression) -> Binding | None:
+        """The import after which a new import line goes: the first TensorFlow import that runs
+        before the call, else the one that brought the call's own name in."""
+        for binding in self._module_imports():
+            if (binding.qualified or "").startswith("tensorflow"):
+                return binding
+        root: cst.BaseExpression = func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        found = self.names.lookup(root.value, self.site.scope, self.site.order)
+        if found is None or len(found[1]) != 1 or found[1][0].kind != "import":
+            return None
+        return found[1][0]
+
+
+class _UseFinder(cst.CSTVisitor):
+    """Every load of one name in a scope's subtree, with its parents; skips nested scopes that
+    bind the same name (a parameter or local of that name is another variable)."""
+
+    def __init__(self, name: str, scopes: dict[cst.CSTNode, Scope]) -> None:
+        self.name = name
+        self.scopes = scopes
+        self.parents: list[cst.CSTNode] = []
+        self.uses: list[tuple[cst.Name, tuple[cst.CSTNode, ...]]] = []
+        self.root_seen = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        scope = self.scopes.get(node)
+        if scope is not None and self.root_seen and self.name in scope.bindings:
+            return False
+        self.root_seen = True
+        if isinstance(node, cst.Name) and node.value == self.name and self._is_reference(node):
+            self.uses.append((node, tuple(self.parents)))
+        self.parents.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.parents.pop()
+
+    def _is_reference(self, node: cst.Name) -> bool:
+        """A Name node is also used for attribute names, keywords and definitions' names."""
+        parent = self.parents[-1] if self.parents else None
+        if isinstance(parent, cst.Attribute):
+            return parent.attr is not node
+        if isinstance(parent, cst.Arg):
+            return parent.keyword is not node
+        return not isinstance(parent, (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef))

@@ -1,0 +1,111 @@
+"""Runs a check over files: read, pre-filter, lint or fix, write. One bad file never stops the run.
+
+Nothing here imports libcst until a file passes the pre-filter.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable, Iterator
+from typing import Literal
+
+from tfmemlint.discovery import Missing, discover
+from tfmemlint.model import FileResult, Finding, Location, Rule
+from tfmemlint.prefilter import may_have_findings
+from tfmemlint.rules.file_errors import INTERNAL_ERROR, READ_ERROR, SYNTAX_ERROR
+from tfmemlint.settings import Settings
+from tfmemlint.source import SourceError, SourceText, write_atomically
+
+Mode = Literal["check", "fix", "diff"]
+
+
+def _diagnostic(filename: str, rule: Rule, message: str, row: int = 1, column: int = 1) -> Finding:
+    where = Location(row, column)
+    return Finding(rule.code, message, filename, where, where)
+
+
+def _syntax_error(filename: str, text: str, error: Exception) -> Finding:
+    """Python's own message and position where it has one: they are what users know."""
+    import ast
+
+    try:
+        ast.parse(text)
+    except SyntaxError as python_error:
+        row, column = python_error.lineno or 1, python_error.offset or 1
+        return _diagnostic(filename, SYNTAX_ERROR, f"Syntax error: {python_error.msg}", row, column)
+    except ValueError:
+        pass  # e.g. NUL bytes: fall back to libcst's account
+    row, column = getattr(error, "editor_line", 1), getattr(error, "editor_column", 1)
+    message = getattr(error, "message", str(error)).splitlines()[0]
+    return _diagnostic(filename, SYNTAX_ERROR, f"Syntax error: {message}", row, column)
+
+
+def check_file(filename: str, settings: Settings, mode: Mode, verbose: bool = False) -> FileResult:
+    result = FileResult(filename)
+    try:
+        with open(filename, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        result.findings.append(
+            _diagnostic(filename, READ_ERROR, f"Cannot read file: {exc.strerror or exc}")
+        )
+        return result
+    if not may_have_findings(raw):
+        return result
+    try:
+        source = SourceText.decode(raw)
+    except SourceError as exc:
+        result.findings.append(_diagnostic(filename, READ_ERROR, f"Cannot decode file: {exc}"))
+        return result
+
+    import libcst as cst
+
+    from tfmemlint.engine import UnsafeFixError, fix_text, lint_text
+
+    try:
+        if mode == "check":
+            result.findings = lint_text(filename, source.text, settings)
+            result.text = source.text
+            return result
+        fixed_text, fixed, remaining = fix_text(filename, source.text, settings)
+    except cst.ParserSyntaxError as exc:
+        result.findings.append(_syntax_error(filename, source.text, exc))
+        return result
+    except Exception as exc:  # one file's failure must not stop the run
+        detail = traceback.format_exc() if verbose else f"{type(exc).__name__}: {exc}"
+        result.findings.append(
+            _diagnostic(filename, INTERNAL_ERROR, f"Internal error; file left unchanged. {detail}")
+        )
+        result.internal_error = True
+        return result
+
+    result.findings = remaining
+    result.text = fixed_text if mode == "fix" else source.text
+    if fixed_text == source.text:
+        return result
+    result.original, result.fixed_text = source.text, fixed_text
+    if mode == "fix":
+        try:
+            new_bytes = source.encode(fixed_text)
+            if source.encode(source.text) != raw:
+                raise UnsafeFixError(f"the file does not round-trip through {source.encoding}")
+            write_atomically(filename, new_bytes, expected_old=raw)
+        except (OSError, UnicodeEncodeError, UnsafeFixError) as exc:
+            result.findings = lint_text(filename, source.text, settings)
+            result.text = source.text
+            result.findings.append(_diagnostic(filename, READ_ERROR, f"Cannot write fix: {exc}"))
+            result.original = result.fixed_text = None
+            return result
+    result.fixed = fixed
+    return result
+
+
+def run(
+    paths: Iterable[str], settings: Settings, mode: Mode, verbose: bool = False
+) -> Iterator[FileResult]:
+    for item in discover(paths):
+        if isinstance(item, Missing):
+            message = "No such file or directory"
+            yield FileResult(item.path, [_diagnostic(item.path, READ_ERROR, message)])
+        else:
+            yield check_file(item, settings, mode, verbose)

@@ -1,0 +1,106 @@
+"""Source files as bytes and as text: decoding (PEP 263, BOM), positions, and atomic writes."""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import io
+import os
+import re
+import tempfile
+import tokenize
+from dataclasses import dataclass
+
+from tfmemlint.model import Location
+
+# Python's own line breaks; str.splitlines() would also split on \f, \x1c, \u2028 and friends.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class SourceError(Exception):
+    """A file that cannot be read or decoded as Python source."""
+
+
+@dataclass(frozen=True)
+class SourceText:
+    text: str
+    encoding: str
+
+    @classmethod
+    def decode(cls, raw: bytes) -> SourceText:
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        except SyntaxError as exc:
+            raise SourceError(str(exc)) from None
+        try:
+            text = raw.decode(encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise SourceError(f"cannot decode as {encoding}: {exc}") from None
+        return cls(text, encoding)
+
+    def encode(self, text: str) -> bytes:
+        # 'utf-8-sig' writes the BOM back when the file had one.
+        return text.encode(self.encoding)
+
+
+class LineIndex:
+    """Maps offsets in a text to 1-based (row, column) and back."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+    def offset(self, row: int, column0: int) -> int:
+        """Offset of a 1-based row and a 0-based column, as libcst reports them."""
+        return self.starts[row - 1] + column0
+
+    def location(self, offset: int) -> Location:
+        row = bisect.bisect_right(self.starts, offset)
+        return Location(row, offset - self.starts[row - 1] + 1)
+
+    def line(self, row: int) -> str:
+        start = self.starts[row - 1]
+        end = self.starts[row] if row < len(self.starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    def line_end(self, row: int) -> int:
+        """Offset just past the line break ending `row` (or the end of the text)."""
+        return self.starts[row] if row < len(self.starts) else len(self.text)
+
+    def newline_of(self, row: int) -> str:
+        """The line break that ends `row`, or the file's first one when `row` has none."""
+        line_with_break = self.text[self.starts[row - 1] : self.line_end(row)]
+        match = _LINE_BREAK.search(line_with_break) or _LINE_BREAK.search(self.text)
+        return match.group() if match else "\n"
+
+
+def write_atomically(path: str, data: bytes, expected_old: bytes) -> None:
+    """Replace the file's bytes in one step, keeping its mode; refuse if it changed since read.
+
+    A symbolic link is followed: its target is rewritten and the link stays a link.
+    """
+    target = os.path.realpath(path)
+    with open(target, "rb") as current:
+        if current.read() != expected_old:
+            raise OSError(f"{path} changed on disk while it was being fixed; left as it is")
+    stat = os.stat(target)
+    # Root may write anywhere; a file with no write bit is still meant to be left alone.
+    if not os.access(target, os.W_OK) or not stat.st_mode & 0o222:
+        raise PermissionError(f"{path} is read-only; left as it is")
+    directory = os.path.dirname(target)
+    fd, temp = tempfile.mkstemp(prefix=".tfmemlint-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, stat.st_mode & 0o7777)
+        if hasattr(os, "chown"):
+            # Only root may give a file away; otherwise our own ownership is the best left.
+            with contextlib.suppress(PermissionError):
+                os.chown(temp, stat.st_uid, stat.st_gid)
+        os.replace(temp, target)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
