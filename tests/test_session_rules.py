@@ -301,3 +301,36 @@ def test_fraction_policy_reproduces_the_article() -> None:
 def test_suppression_comments(line: str, suppressed: bool) -> None:
     source = f"import tensorflow as tf\n{line}\n"
     assert codes(source) == ([] if suppressed else ["TFM101"])
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (
+            "from tensorflow.python.client import session\nfrom tensorflow.python.framework import ops\ns = session.Session()\n",
+            "from tensorflow.core.protobuf import config_pb2\nfrom tensorflow.python.client import session\n",
+        ),
+        (
+            "import os\nfrom tensorflow.compat.v1 import Session\ns = Session()\n",
+            "import os\nfrom tensorflow.compat.v1 import Session\nfrom tensorflow.core.protobuf import config_pb2\n",
+        ),
+        (
+            "def f():\n    from tensorflow.python.client import session\n    return session.Session()\n",
+            "def f():\n    from tensorflow.python.client import session\n    from tensorflow.core.protobuf import config_pb2\n",
+        ),
+    ],
+)
+def test_new_import_keeps_tensorflow_imports_in_order(source: str, expected: str) -> None:
+    result = fixed(source)
+    assert result.startswith(expected)
+    assert result.count("import config_pb2") == 1
+    assert (
+        "(config=config_pb2.ConfigProto(gpu_options=config_pb2.GPUOptions(allow_growth=True)))"
+        in result
+    )
+
+
+def test_no_fix_when_config_pb2_is_taken() -> None:
+    source = "from tensorflow import Session\nconfig_pb2 = None\ns = Session()\n"
+    [finding] = lint_text("t.py", source, settings())
+    assert finding.code == "TFM101" and finding.fix is None

@@ -64,12 +64,10 @@ def replace(ctx: FileContext, node: cst.CSTNode, content: str) -> Edit:
     return ctx.edit(start, end, content)
 
 
-def insert_line_after(ctx: FileContext, binding: Binding, line: str) -> Edit | None:
-    """Insert `line` after the statement that made `binding`, at the same indentation.
-
-    Only for a statement alone on its line(s) in a block of its own: after `a = 1; b = 2` or
-    `if x: a = 1` the new line would land in the wrong place.
-    """
+def _own_lines(ctx: FileContext, binding: Binding) -> tuple[str, int, int] | None:
+    """(indentation, first row, last row) of the statement that made `binding`, when it stands
+    alone on its lines in a block of its own; None after `a = 1; b = 2` or in `if x: a = 1`,
+    where a new line would land in the wrong place."""
     import libcst as cst
 
     statement, ancestry = binding.statement, binding.ancestry
@@ -85,12 +83,30 @@ def insert_line_after(ctx: FileContext, binding: Binding, line: str) -> Edit | N
     indent = ctx.lines.line(start_at.row)[: start_at.column - 1]
     if not _is_blank(indent):
         return None
-    end_row = ctx.lines.location(end).row
+    return indent, start_at.row, ctx.lines.location(end).row
+
+
+def insert_line_after(ctx: FileContext, binding: Binding, line: str) -> Edit | None:
+    """Insert `line` after the statement that made `binding`, at the same indentation."""
+    placed = _own_lines(ctx, binding)
+    if placed is None:
+        return None
+    indent, _, end_row = placed
     insert_at = ctx.lines.line_end(end_row)
     newline = ctx.lines.newline_of(end_row)
     if insert_at == len(ctx.text) and not ctx.text.endswith(("\n", "\r")):
         return ctx.edit(insert_at, insert_at, f"{newline}{indent}{line}")
     return ctx.edit(insert_at, insert_at, f"{indent}{line}{newline}")
+
+
+def insert_line_before(ctx: FileContext, binding: Binding, line: str) -> Edit | None:
+    """Insert `line` before the statement that made `binding`, at the same indentation."""
+    placed = _own_lines(ctx, binding)
+    if placed is None:
+        return None
+    indent, start_row, _ = placed
+    insert_at = ctx.lines.starts[start_row - 1]
+    return ctx.edit(insert_at, insert_at, f"{indent}{line}{ctx.lines.newline_of(start_row)}")
 
 
 def apply(fixes: Iterable[Fix], text: str) -> tuple[int, str]:

@@ -24,6 +24,7 @@ from tfmemlint.names import (
     CallSite,
     Scope,
     canonical_api,
+    dotted_name,
     provides_config_protos,
 )
 from tfmemlint.rules.session_config import (
@@ -463,12 +464,7 @@ class SessionCheck:
                 return (f"{binding.name}." if from_top_level else f"{binding.name}.compat.v1."), ()
         if "config_pb2" in names.all_names:
             return None
-        anchor = self._import_anchor(func)
-        if anchor is None:
-            return None
-        edit = fixes.insert_line_after(
-            self.ctx, anchor, "from tensorflow.core.protobuf import config_pb2"
-        )
+        edit = self._import_edit(func, "tensorflow.core.protobuf", "config_pb2")
         return ("config_pb2.", (edit,)) if edit else None
 
     def _visible_api(self, api: str) -> bool:
@@ -495,12 +491,25 @@ class SessionCheck:
             if reach is not None and reach[1] == [binding]:
                 yield binding
 
-    def _import_anchor(self, func: cst.BaseExpression) -> Binding | None:
-        """The import after which a new import line goes: the first TensorFlow import that runs
-        before the call, else the one that brought the call's own name in."""
-        for binding in self._module_imports():
-            if (binding.qualified or "").startswith("tensorflow"):
-                return binding
+    def _import_edit(self, func: cst.BaseExpression, module: str, name: str) -> Edit | None:
+        """An edit adding `from module import name` where it keeps the TensorFlow imports in
+        order: before the first module-level one that sorts after it, else after the last.
+        Without module-level TensorFlow imports, after the import of the call's own name."""
+        line = f"from {module} import {name}"
+        tensorflow_imports = [
+            (imported, binding)
+            for binding in self._module_imports()
+            if (imported := _imported_module(binding)) and imported.startswith("tensorflow")
+        ]
+        for imported, binding in tensorflow_imports:
+            if imported > module:
+                edit = fixes.insert_line_before(self.ctx, binding, line)
+                if edit is not None:
+                    return edit
+        for _, binding in reversed(tensorflow_imports):
+            edit = fixes.insert_line_after(self.ctx, binding, line)
+            if edit is not None:
+                return edit
         root: cst.BaseExpression = func
         while isinstance(root, cst.Attribute):
             root = root.value
@@ -509,7 +518,17 @@ class SessionCheck:
         found = self.names.lookup(root.value, self.site.scope, self.site.order)
         if found is None or len(found[1]) != 1 or found[1][0].kind != "import":
             return None
-        return found[1][0]
+        return fixes.insert_line_after(self.ctx, found[1][0], line)
+
+
+def _imported_module(binding: Binding) -> str | None:
+    """The module an import statement names: `a.b` for `import a.b` and `from a.b import c`."""
+    statement = binding.statement
+    if isinstance(statement, cst.ImportFrom) and statement.module is not None:
+        return dotted_name(statement.module)
+    if isinstance(statement, cst.Import):
+        return binding.qualified
+    return None
 
 
 class _UseFinder(cst.CSTVisitor):
