@@ -105,7 +105,11 @@ class UnsafeFixError(Exception):
 
 
 def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, list[Finding]]:
-    """Apply every available fix until none is left: (new text, fixes applied, remaining)."""
+    """Apply every available fix until none is left: (new text, fixes applied, remaining).
+
+    Raises libcst.ParserSyntaxError when `text` itself does not parse, and UnsafeFixError when
+    the fixed text does not: then nothing may be written.
+    """
     fixed_count = 0
     current = text
     findings = lint_text(filename, current, settings)
@@ -115,7 +119,10 @@ def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, li
             break
         fixed_count += applied
         current = new_text
-        findings = lint_text(filename, current, settings)
+        try:
+            findings = lint_text(filename, current, settings)
+        except cst.ParserSyntaxError as exc:
+            raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None
     if current != text:
         _check_still_parses(text, current)
     return current, fixed_count, findings
