@@ -128,3 +128,80 @@ def main() -> None:
     except Exception as exc:  # last resort: one clear line and exit 2
         click.echo(f"tfmemlint: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+
+
+class _ScriptArgsCommand(click.Command):
+    """Keeps what follows `--` for the scripts instead of taking it as more PATHS."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            split = args.index("--")
+            args, ctx.meta["script_args"] = args[:split], args[split + 1 :]
+        return super().parse_args(ctx, args)
+
+
+@cli.command(cls=_ScriptArgsCommand)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option(
+    "--baseline",
+    metavar="DIR_OR_FILE",
+    type=click.Path(exists=True, path_type=str),
+    help="Also run the unfixed counterparts (same relative names) and compare.",
+)
+@click.option(
+    "--timeout",
+    default=300.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds each script may run before its process tree is ended.",
+)
+@click.option(
+    "--output-format", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.option("--require-gpu", is_flag=True, help="Fail when no NVIDIA GPU is visible.")
+@click.option(
+    "--gpu",
+    "gpu_index",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Which visible GPU to measure (the scripts see it as GPU:0).",
+)
+@click.option(
+    "--python",
+    "python",
+    default=sys.executable,
+    show_default="this interpreter",
+    help="The interpreter that runs the scripts.",
+)
+@click.pass_context
+def verify(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    baseline: str | None,
+    timeout: float,
+    output_format: str,
+    require_gpu: bool,
+    gpu_index: int,
+    python: str,
+) -> None:
+    """Run scripts (default: the bundled fixtures/after) and report the GPU memory settings each
+    really got and, on an NVIDIA GPU, the peak memory each held. Arguments after `--` go to
+    every script.
+
+    Exit status: 0 when every script passed, 1 when any failed, crashed or timed out, 2 on a
+    usage or internal error.
+    """
+    from tfmemlint.verify import cli as verify_cli
+
+    code = verify_cli.main(
+        paths=paths,
+        baseline=baseline,
+        timeout=timeout,
+        output_format=output_format,
+        require_gpu=require_gpu,
+        gpu_index=gpu_index,
+        python=python,
+        script_args=ctx.meta.get("script_args", []),
+    )
+    sys.exit(code)

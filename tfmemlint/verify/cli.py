@@ -1,0 +1,74 @@
+"""`tfmemlint verify`: from options to an exit status. The click layer lives in tfmemlint.cli."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from tfmemlint.discovery import Missing
+from tfmemlint.verify import report, runner
+from tfmemlint.verify.sampler import NO_GPU, load_nvml, open_gpu
+
+
+def _default_paths() -> tuple[str, ...]:
+    """The bundled fixtures: here, or beside the package in a source checkout."""
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        candidate = root / "fixtures" / "after"
+        if candidate.is_dir():
+            return (os.path.relpath(candidate) if root == Path.cwd() else str(candidate),)
+    raise click.UsageError("no PATHS given and no fixtures/after folder found")
+
+
+def main(
+    *,
+    paths: Sequence[str],
+    baseline: str | None,
+    timeout: float,
+    output_format: str,
+    require_gpu: bool,
+    gpu_index: int,
+    python: str,
+    script_args: Sequence[str],
+) -> int:
+    if shutil.which(python) is None and not os.path.isfile(python):
+        raise click.UsageError(f"--python {python!r} is not an interpreter that can be run")
+    nvml = load_nvml()
+    gpu = open_gpu(nvml, gpu_index) if nvml is not None else None
+    if gpu is None and require_gpu:
+        click.echo(
+            f"tfmemlint verify: {NO_GPU} (GPU {gpu_index}), and --require-gpu was given", err=True
+        )
+        return 1
+
+    jobs, missing = [], []
+    for item in runner.plan(paths or _default_paths(), baseline):
+        (missing if isinstance(item, Missing) else jobs).append(item)
+    for item in missing:
+        click.echo(f"tfmemlint verify: no such file or directory: {item.path}", err=True)
+
+    options = runner.Options(
+        timeout_s=timeout, python=python, script_args=tuple(script_args), gpu=gpu, nvml=nvml
+    )
+    interactive = sys.stdout.isatty() and output_format == "table"
+    if interactive:
+        from rich.console import Console
+
+        status = Console(stderr=True).status("starting")
+        with status:
+            outcomes = runner.run_all(
+                jobs, options, on_start=lambda script: status.update(f"running {script}")
+            )
+    else:
+        outcomes = runner.run_all(jobs, options)
+
+    if output_format == "json":
+        report.write_json(gpu, outcomes, sys.stdout)
+    else:
+        report.write_table(gpu, outcomes, sys.stdout, color=sys.stdout.isatty())
+    failed = missing or any(outcome.verdict != "pass" for outcome in outcomes)
+    return 1 if failed else 0

@@ -1,0 +1,208 @@
+"""Runs scripts one at a time under the probe, samples the GPU, ends every process, decides."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tfmemlint.discovery import Missing, discover
+from tfmemlint.verify import process
+from tfmemlint.verify.sampler import NO_GPU, Gpu, PeakSampler
+from tfmemlint.verify.verdict import decide
+
+PROBE = Path(__file__).with_name("probe.py")
+POLL_INTERVAL_S = 0.05
+# Set on Ctrl-C: every running script's tree is ended at once, and no new script starts.
+_interrupted = threading.Event()
+
+
+@dataclass
+class Outcome:
+    """One run of one script: the fields of the JSON contract."""
+
+    script: str
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    memory_settings: list[dict[str, Any]] = field(default_factory=list)
+    memory_aware: bool = False
+    gpu_peak_bytes: int | None = None
+    gpu_measurement: str | None = None
+    tf_peak_bytes: int | None = None
+    verdict: str = "error"
+    reason: str = ""
+    output_tail: str = ""
+    baseline: Outcome | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = {
+            "script": self.script,
+            "exit_code": self.exit_code,
+            "duration_s": round(self.duration_s, 3),
+            "memory_settings": [
+                {
+                    k: e.get(k)
+                    for k in (
+                        "api",
+                        "allow_growth",
+                        "per_process_gpu_memory_fraction",
+                        "memory_limit_mb",
+                        "source",
+                    )
+                }
+                for e in self.memory_settings
+            ],
+            "memory_aware": self.memory_aware,
+            "gpu_peak_bytes": self.gpu_peak_bytes,
+            "gpu_measurement": self.gpu_measurement,
+            "tf_peak_bytes": self.tf_peak_bytes,
+            "verdict": self.verdict,
+            "reason": self.reason,
+        }
+        if self.baseline is not None:
+            data["baseline"] = self.baseline.to_json()
+        return data
+
+
+@dataclass(frozen=True)
+class Options:
+    timeout_s: float = 300.0
+    python: str = sys.executable
+    script_args: Sequence[str] = ()
+    gpu: Gpu | None = None
+    nvml: Any = None
+
+
+def _child_env(options: Options) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env["PYTHONUNBUFFERED"] = "1"
+    if options.gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = options.gpu.uuid  # the child's GPU:0 is the sampled GPU
+    return env
+
+
+def run_script(script: str, options: Options) -> Outcome:
+    outcome = Outcome(script)
+    with tempfile.TemporaryDirectory(prefix="tfmemlint-verify-") as work:
+        report_path = os.path.join(work, "report.json")
+        log_path = os.path.join(work, "output.log")
+        command = [options.python, str(PROBE), report_path, script, *options.script_args]
+        sampler = None
+        timed_out = False
+        with open(log_path, "wb") as log:
+            started = time.monotonic()
+            child = process.launch(command, _child_env(options), log)
+            tree = process.ProcessTree(child.pid)
+            if options.gpu is not None:
+                sampler = PeakSampler(options.nvml, options.gpu, tree)
+            try:
+                while child.poll() is None and not _interrupted.is_set():
+                    pids = tree.refresh()
+                    if sampler is not None:
+                        sampler.sample(pids)
+                    if time.monotonic() - started > options.timeout_s:
+                        timed_out = True
+                        break
+                    time.sleep(POLL_INTERVAL_S)
+                if sampler is not None:
+                    sampler.sample(tree.refresh())
+            finally:
+                # Always, even on Ctrl-C: nothing the script started may outlive it.
+                process.end_tree(child, tree)
+            outcome.duration_s = time.monotonic() - started
+        outcome.exit_code = None if timed_out else child.returncode
+        report = _read_report(report_path)
+        outcome.output_tail = Path(log_path).read_bytes()[-4000:].decode("utf-8", "replace")
+    if report is not None:
+        outcome.memory_settings = report.get("memory_settings") or []
+        outcome.tf_peak_bytes = report.get("tf_peak_bytes")
+    if sampler is not None:
+        outcome.gpu_peak_bytes = sampler.peak_bytes
+        outcome.gpu_measurement = sampler.method
+    total = options.gpu.total_bytes if options.gpu else None
+    outcome.verdict, outcome.reason, outcome.memory_aware = decide(
+        outcome.exit_code, timed_out, report, outcome.gpu_peak_bytes, total
+    )
+    if options.gpu is None and outcome.verdict == "pass":
+        outcome.reason += f"; {NO_GPU}, so GPU memory was not measured"
+    return outcome
+
+
+def _read_report(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class Job:
+    script: str
+    baseline: str | None
+
+
+def plan(paths: Sequence[str], baseline: str | None) -> Iterator[Job | Missing]:
+    """Each script with its unfixed counterpart (same relative name under `baseline`), if any."""
+    for root in paths:
+        for item in discover([root]):
+            if isinstance(item, Missing):
+                yield item
+                continue
+            counterpart = None
+            if baseline is not None:
+                if os.path.isfile(baseline):
+                    counterpart = baseline
+                else:
+                    relative = (
+                        os.path.relpath(item, root)
+                        if os.path.isdir(root)
+                        else os.path.basename(item)
+                    )
+                    candidate = os.path.join(baseline, relative)
+                    counterpart = candidate if os.path.isfile(candidate) else None
+            yield Job(item, counterpart)
+
+
+def run_all(
+    jobs: Sequence[Job],
+    options: Options,
+    on_start: Callable[[str], None] = lambda script: None,
+) -> list[Outcome]:
+    """Run every script and its baseline. Without a GPU to sample, runs share the CPU cores;
+    with one they go one at a time, so that one script's memory never shows in another's peak."""
+    scripts = [s for job in jobs for s in (job.baseline, job.script) if s is not None]
+
+    def run(script: str) -> Outcome:
+        if _interrupted.is_set():
+            raise KeyboardInterrupt
+        on_start(script)
+        return run_script(script, options)
+
+    workers = 1 if options.gpu is not None else max(1, min(len(scripts), os.cpu_count() or 1))
+    _interrupted.clear()
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        results = list(pool.map(run, scripts))
+    except KeyboardInterrupt:
+        _interrupted.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    by_script = iter(results)
+    outcomes = []
+    for job in jobs:
+        baseline = next(by_script) if job.baseline is not None else None
+        outcome = next(by_script)
+        outcome.baseline = baseline
+        outcomes.append(outcome)
+    return outcomes
