@@ -3,6 +3,7 @@ run (TF1-only APIs), the traps that must never be findings, and the cases that m
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -334,3 +335,123 @@ def test_no_fix_when_config_pb2_is_taken() -> None:
     source = "from tensorflow import Session\nconfig_pb2 = None\ns = Session()\n"
     [finding] = lint_text("t.py", source, settings())
     assert finding.code == "TFM101" and finding.fix is None
+
+
+# -- regressions found in review ----------------------------------------------------------------
+AWARE_CONFIG = "config = tf.ConfigProto()\nconfig.gpu_options.allow_growth = True\nsess = tf.Session(config=config)\n"
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "def build(config):\n    return config\n",
+        "f = lambda config: config\n",
+        "names = [config for config in range(3)]\n",
+        "class Holder:\n    config = None\n",
+    ],
+)
+def test_nested_scopes_binding_the_same_name(tail: str) -> None:
+    source = f"import tensorflow as tf\n{AWARE_CONFIG}{tail}s2 = tf.Session()\n"
+    assert codes(source, "TFM190") == ["TFM101"]
+
+
+def test_method_setting_the_module_config_counts_despite_a_class_attribute() -> None:
+    source = dedent(
+        """\
+        import tensorflow as tf
+        config = tf.ConfigProto()
+        class Setup:
+            config = None
+            def run(self):
+                config.gpu_options.allow_growth = True
+        Setup().run()
+        def main():
+            return tf.Session(config=config)
+        """
+    )
+    assert codes(source) == []
+
+
+def test_walrus_in_a_comprehension_binds_outside_it() -> None:
+    source = dedent(
+        """\
+        import tensorflow as tf
+        _ = [(config := tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))) for _ in range(1)]
+        sess = tf.Session(config=config)
+        """
+    )
+    assert codes(source) == []
+
+
+def test_fix_never_uses_names_imported_after_the_call() -> None:
+    source = "from tensorflow import Session\nsess = Session()\nfrom tensorflow import ConfigProto, GPUOptions\n"
+    result = fixed(source)
+    assert "Session(config=config_pb2.ConfigProto(" in result
+    assert result.index("import config_pb2") < result.index("sess = Session(")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from typing import TYPE_CHECKING\nfrom tensorflow import Session\nif TYPE_CHECKING:\n    from tensorflow import Graph\nsess = Session()\n",
+        "from tensorflow import Session\ntry:\n    from tensorflow import estimator\nexcept ImportError:\n    pass\nsess = Session()\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import tensorflow as tf\nfrom tensorflow.python.client import session\nsess = session.Session()\n",
+    ],
+)
+def test_fix_never_relies_on_imports_that_may_not_run(source: str) -> None:
+    result = fixed(source)
+    tree = ast.parse(result)
+    top_level = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module == "tensorflow.core.protobuf"
+    ]
+    assert len(top_level) == 1, result
+    assert "tf.compat.v1.ConfigProto" not in result
+
+
+def test_one_import_for_sessions_in_different_places() -> None:
+    source = dedent(
+        """\
+        from tensorflow import Session
+        s1 = Session()
+        from tensorflow.python.framework import ops
+        def f():
+            return Session()
+        """
+    )
+    result = fixed(source)
+    assert result.count("import config_pb2") == 1
+    assert result.count("config=config_pb2.ConfigProto(") == 2
+
+
+def test_setting_later_in_the_same_loop_comes_in_time() -> None:
+    source = dedent(
+        """\
+        import tensorflow as tf
+        config = tf.ConfigProto()
+        for i in range(3):
+            if i > 0:
+                sess = tf.Session(config=config)
+            config.gpu_options.allow_growth = True
+        """
+    )
+    assert codes(source) == []
+
+
+def test_prefix_spelling_drops_comments_and_line_breaks() -> None:
+    source = "import tensorflow as tf\nsess = (tf.compat.  # why\n        v1.Session())\n"
+    [finding] = lint_text("t.py", source, settings())
+    assert finding.message.startswith("`tf.compat.v1.Session()`")
+    assert (
+        "v1.Session(config=tf.compat.v1.ConfigProto(gpu_options=tf.compat.v1.GPUOptions("
+        in fixed(source)
+    )
+    assert fixed(source).count("# why") == 1
+
+
+def test_config_passed_as_target_is_reported_without_a_fix() -> None:
+    source = "import tensorflow as tf\ncfg = tf.ConfigProto()\nsess = tf.Session(cfg)\n"
+    [finding] = lint_text("t.py", source, settings())
+    assert finding.code == "TFM101" and finding.fix is None
+    assert "passed as `target`" in finding.message

@@ -53,8 +53,9 @@ class FileContext:
         start, end = self.span(node)
         return self.text[start:end]
 
-    def edit(self, start: int, end: int, content: str) -> Edit:
-        return Edit(start, end, content, self.lines.location(start), self.lines.location(end))
+    def edit(self, start: int, end: int, content: str, key: str | None = None) -> Edit:
+        where, end_where = self.lines.location(start), self.lines.location(end)
+        return Edit(start, end, content, where, end_where, key)
 
     def finding(self, rule: Rule, message: str, node: cst.CSTNode, fix: Fix | None) -> Finding:
         start, end = self.span(node)

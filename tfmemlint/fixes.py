@@ -86,7 +86,9 @@ def _own_lines(ctx: FileContext, binding: Binding) -> tuple[str, int, int] | Non
     return indent, start_at.row, ctx.lines.location(end).row
 
 
-def insert_line_after(ctx: FileContext, binding: Binding, line: str) -> Edit | None:
+def insert_line_after(
+    ctx: FileContext, binding: Binding, line: str, key: str | None = None
+) -> Edit | None:
     """Insert `line` after the statement that made `binding`, at the same indentation."""
     placed = _own_lines(ctx, binding)
     if placed is None:
@@ -95,33 +97,40 @@ def insert_line_after(ctx: FileContext, binding: Binding, line: str) -> Edit | N
     insert_at = ctx.lines.line_end(end_row)
     newline = ctx.lines.newline_of(end_row)
     if insert_at == len(ctx.text) and not ctx.text.endswith(("\n", "\r")):
-        return ctx.edit(insert_at, insert_at, f"{newline}{indent}{line}")
-    return ctx.edit(insert_at, insert_at, f"{indent}{line}{newline}")
+        return ctx.edit(insert_at, insert_at, f"{newline}{indent}{line}", key)
+    return ctx.edit(insert_at, insert_at, f"{indent}{line}{newline}", key)
 
 
-def insert_line_before(ctx: FileContext, binding: Binding, line: str) -> Edit | None:
+def insert_line_before(
+    ctx: FileContext, binding: Binding, line: str, key: str | None = None
+) -> Edit | None:
     """Insert `line` before the statement that made `binding`, at the same indentation."""
     placed = _own_lines(ctx, binding)
     if placed is None:
         return None
     indent, start_row, _ = placed
     insert_at = ctx.lines.starts[start_row - 1]
-    return ctx.edit(insert_at, insert_at, f"{indent}{line}{ctx.lines.newline_of(start_row)}")
+    return ctx.edit(insert_at, insert_at, f"{indent}{line}{ctx.lines.newline_of(start_row)}", key)
 
 
 def apply(fixes: Iterable[Fix], text: str) -> tuple[int, str]:
     """Apply the fixes whose edits don't clash with an earlier fix: (fixes applied, new text).
 
     Identical edits (two sessions sharing one config line or one import) are applied once.
-    A clashing fix is left for the next round, after re-linting the new text.
+    A clashing fix, or one whose keyed edit differs from one already taken, is left for the
+    next round, after re-linting the new text.
     """
     accepted: list[Edit] = []
+    keyed: dict[str, Edit] = {}
     applied = 0
     for fix in fixes:
         new_edits = [edit for edit in fix.edits if edit not in accepted]
         if any(_clash(edit, other) for edit in new_edits for other in accepted):
             continue
+        if any(e.key in keyed and keyed[e.key] != e for e in fix.edits if e.key is not None):
+            continue
         accepted.extend(new_edits)
+        keyed.update((e.key, e) for e in new_edits if e.key is not None)
         applied += 1
     pieces = []
     cursor = 0

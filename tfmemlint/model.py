@@ -20,13 +20,18 @@ class Location:
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace text[start:end] with content."""
+    """Replace text[start:end] with content.
+
+    Edits that share a `key` (say, one import line) are made once per file and round: the
+    same edit from several fixes is applied once, a different one waits for the next round.
+    """
 
     start: int
     end: int
     content: str
     location: Location
     end_location: Location
+    key: str | None = field(default=None, compare=True, repr=False)
 
 
 @dataclass(frozen=True)

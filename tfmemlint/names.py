@@ -148,6 +148,51 @@ _BLOCK_NODES = (
 )
 
 
+@dataclass(frozen=True, eq=False)
+class Reference:
+    """One use of a name, with every node that encloses it (innermost first)."""
+
+    node: cst.Name
+    scope: Scope
+    parents: Ancestry
+
+
+def _is_reference(node: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """A Name node also spells attribute names, keywords, and the names of definitions."""
+    if isinstance(parent, cst.Attribute):
+        return parent.attr is not node
+    if isinstance(parent, cst.Arg):
+        return parent.keyword is not node
+    definitions = (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef, cst.Param)
+    return not isinstance(parent, (*definitions, cst.NameItem))
+
+
+class _ReferenceCollector(cst.CSTVisitor):
+    def __init__(self, names: ModuleNames) -> None:
+        self.scopes = names.scope_of_node
+        self.scope = names.module_scope
+        self.ancestry: Ancestry | None = None
+        self.found: dict[str, list[Reference]] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if (
+            isinstance(node, cst.Name)
+            and self.ancestry is not None
+            and _is_reference(node, self.ancestry.node)
+        ):
+            reference = Reference(node, self.scope, self.ancestry)
+            self.found.setdefault(node.value, []).append(reference)
+        self.scope = self.scopes.get(node, self.scope)
+        self.ancestry = Ancestry(node, self.ancestry)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if original_node in self.scopes and self.scope.parent is not None:
+            self.scope = self.scope.parent
+        assert self.ancestry is not None
+        self.ancestry = self.ancestry.parent
+
+
 class ModuleNames(cst.CSTVisitor):
     """The module's scopes, bindings and call sites, collected in one pass."""
 
@@ -157,6 +202,8 @@ class ModuleNames(cst.CSTVisitor):
         self.all_names: set[str] = set()
         self.declared_global: set[str] = set()  # names some scope declares global or nonlocal
         self.scope_of_node: dict[cst.CSTNode, Scope] = {}
+        self._module = module
+        self._references: dict[str, list[Reference]] | None = None
         self._scope = self.module_scope
         self._order = 0
         self._ancestry = Ancestry(module, None)
@@ -178,9 +225,15 @@ class ModuleNames(cst.CSTVisitor):
             assert self._ancestry.parent is not None
             self._ancestry = self._ancestry.parent
 
-    def _bind(self, name: str, kind: Literal["import", "assign", "other"], **extra: object) -> None:
+    def _bind(
+        self,
+        name: str,
+        kind: Literal["import", "assign", "other"],
+        scope: Scope | None = None,
+        **extra: object,
+    ) -> None:
         self.all_names.add(name)
-        scope = self._scope
+        scope = scope or self._scope
         if name in scope.globals:
             scope = scope.module()
         binding = Binding(name, scope, kind, self._order, self._statement, self._ancestry, **extra)  # type: ignore[arg-type]
@@ -309,7 +362,12 @@ class ModuleNames(cst.CSTVisitor):
             self._bind_targets(node.name.name)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind_targets(node.target)
+        # PEP 572: in a comprehension, := binds in the enclosing function or module.
+        scope = self._scope
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent
+        for name in target_names(node.target):
+            self._bind(name.value, "other", scope)
 
     def visit_Del(self, node: cst.Del) -> None:
         self._bind_targets(node.target)
@@ -327,6 +385,29 @@ class ModuleNames(cst.CSTVisitor):
         self.calls.append(CallSite(node, self._scope, self._order, self._ancestry))
 
     # -- queries -----------------------------------------------------------------------------
+    def references(self, name: str, scope: Scope) -> list[Reference]:
+        """The uses of `name` that refer to its binding in `scope`, in source order.
+
+        The index of every use in the file is built on the first call, in one extra pass.
+        """
+        if self._references is None:
+            collector = _ReferenceCollector(self)
+            self._module.visit(collector)
+            self._references = collector.found
+        return [r for r in self._references.get(name, ()) if self._refers_to(r, name, scope)]
+
+    @staticmethod
+    def _refers_to(reference: Reference, name: str, scope: Scope) -> bool:
+        current: Scope | None = reference.scope
+        own = True
+        while current is not None and current is not scope:
+            shadows = name in current.bindings and name not in current.globals
+            if shadows and (own or current.kind != "class"):
+                return False
+            current = current.parent
+            own = False
+        return current is scope
+
     def lookup(self, name: str, scope: Scope, order: int) -> tuple[Scope, list[Binding]] | None:
         """The bindings of `name` that can reach a reference made in `scope` at `order`."""
         current: Scope | None = scope

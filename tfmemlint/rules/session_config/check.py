@@ -118,7 +118,8 @@ class SessionCheck:
         self.call = site.node
         self.entry = entry
         self.names = ctx.names
-        self.label = f"`{ctx.code(site.node.func)}()`"
+        func = site.node.func
+        self.label = f"`{dotted_name(func) or ' '.join(ctx.code(func).split())}()`"
 
     # -- entry --------------------------------------------------------------------------------
     def findings(self) -> Iterator[Finding]:
@@ -172,6 +173,9 @@ class SessionCheck:
             f"{self.label} is created without a GPU memory option "
             "and reserves nearly all GPU memory"
         )
+        if self._config_as_target():
+            message += "; its config is passed as `target`, the first argument: use `config=`"
+            return self.ctx.finding(NO_CONFIG, message, self.call, None)
         fix = None
         prefix_edits = self._proto_prefix(self.call.func)
         if prefix_edits is not None:
@@ -185,6 +189,18 @@ class SessionCheck:
             if edit is not None:
                 fix = Fix(f"Pass `{self.entry.keyword}={new_config}`", (edit, *import_edits))
         return self.ctx.finding(NO_CONFIG, message, self.call, fix)
+
+    def _config_as_target(self) -> bool:
+        """`Session(cfg)`: TensorFlow raises TypeError; adding `config=` would not help."""
+        first = self.call.args[0] if self.call.args else None
+        if first is None or first.keyword is not None or first.star:
+            return False
+        value = first.value
+        if isinstance(value, cst.Name):
+            found = self.names.lookup(value.value, self.site.scope, self.site.order)
+            bindings = found[1] if found else []
+            value = bindings[-1].value if len(bindings) == 1 and bindings[0].value else value
+        return isinstance(value, cst.Call) and self._api(value.func) == "ConfigProto"
 
     # -- what a config expression holds ------------------------------------------------------
     def _api(self, expr: cst.BaseExpression) -> str | None:
@@ -360,26 +376,31 @@ class SessionCheck:
     def _uses(
         self, binding: Binding, scope: Scope, until: int | None
     ) -> Iterator[tuple[Verdict, int, bool]]:
-        """Each later use of the variable: (its verdict, its row, whether it precedes the call)."""
+        """Each later use of the variable: (its verdict, its row, whether it runs in time, i.e.
+        before the call, or anywhere when the call is in another scope)."""
         after = self.ctx.span(binding.statement)[1] if binding.statement is not None else 0
-        finder = _UseFinder(binding.name, self.names.scope_of_node)
-        scope.node.visit(finder)
-        prefix = (
-            ("gpu_options",) if binding.value is not None and self._is_gpu_options(binding) else ()
-        )
-        for name, parents in finder.uses:
-            start = self.ctx.span(name)[0]
+        prefix = ("gpu_options",) if self._is_gpu_options(binding) else ()
+        # A loop entered after the config is built runs its body again before a later session:
+        # a setting below the session in that loop still comes in time for it.
+        outer_loop = None
+        binding_blocks = set(map(id, binding.ancestry or ()))
+        for node in self.site.ancestry:
+            if isinstance(node, (cst.For, cst.While)) and id(node) not in binding_blocks:
+                outer_loop = node
+        for reference in self.names.references(binding.name, scope):
+            start = self.ctx.span(reference.node)[0]
             if start < after:
                 continue
-            verdict = self._use(name, parents, prefix)
+            ancestors = list(reference.parents)
+            verdict = self._use(reference.node, ancestors, prefix)
             if verdict is None:
                 continue
-            in_time = until is None or start < until
+            in_loop = outer_loop is not None and any(node is outer_loop for node in ancestors)
+            in_time = until is None or start < until or in_loop
             yield verdict, self.ctx.lines.location(start).row, in_time
 
-    def _only_reads(self, arg: cst.Arg, parents: tuple[cst.CSTNode, ...]) -> bool:
+    def _only_reads(self, arg: cst.Arg, call: cst.CSTNode | None) -> bool:
         """Whether `arg` hands the variable to a session or a ConfigProto, which only read it."""
-        call = parents[-1] if parents else None
         if not isinstance(call, cst.Call) or arg.keyword is None:
             return False
         api = self._api(call.func)
@@ -395,14 +416,17 @@ class SessionCheck:
         )
 
     def _use(
-        self, name: cst.Name, parents: tuple[cst.CSTNode, ...], prefix: tuple[str, ...]
+        self, name: cst.Name, ancestors: list[cst.CSTNode], prefix: tuple[str, ...]
     ) -> Verdict | None:
-        """What one use of the variable does to its memory settings; None: nothing."""
+        """What one use of the variable does to its memory settings; None: nothing.
+
+        `ancestors` are the nodes enclosing the use, innermost first.
+        """
         path: list[str] = list(prefix)
         node: cst.CSTNode = name
-        index = len(parents) - 1
-        while index >= 0:
-            parent = parents[index]
+        index = 0
+        while index < len(ancestors):
+            parent = ancestors[index]
             if isinstance(parent, cst.Attribute) and parent.value is node:
                 path.append(parent.attr.value)
             elif isinstance(parent, cst.Subscript) and parent.value is node:
@@ -412,25 +436,25 @@ class SessionCheck:
             else:
                 break
             node = parent
-            index -= 1
-        holder = parents[index] if index >= 0 else None
-        if (
-            node is name
-            and isinstance(holder, cst.Arg)
-            and self._only_reads(holder, parents[:index])
-        ):
+            index += 1
+        holder = ancestors[index] if index < len(ancestors) else None
+        above = ancestors[index + 1] if index + 1 < len(ancestors) else None
+        if node is name and isinstance(holder, cst.Arg) and self._only_reads(holder, above):
             return None
-        if isinstance(holder, cst.AssignTarget) and index >= 1:
-            assign = parents[index - 1]
-            if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and node is not name:
-                if path[-1:] == ["[GPU]"] and path[:-1] == ["device_count"]:
-                    count = _number(assign.value)
-                    if count is None:
-                        return Verdict(State.UNKNOWN, "its GPU device count is not a literal")
-                    return AWARE if count == 0 else None
-                if path in (["gpu_options"], ["device_count"]) or "virtual_devices" in path:
-                    return Verdict(State.UNKNOWN, "a whole sub-message of its config is replaced")
-                return self._field_value(tuple(path), assign.value)
+        if (
+            isinstance(holder, cst.AssignTarget)
+            and isinstance(above, cst.Assign)
+            and len(above.targets) == 1
+            and node is not name
+        ):
+            if path[-1:] == ["[GPU]"] and path[:-1] == ["device_count"]:
+                count = _number(above.value)
+                if count is None:
+                    return Verdict(State.UNKNOWN, "its GPU device count is not a literal")
+                return AWARE if count == 0 else None
+            if path in (["gpu_options"], ["device_count"]) or "virtual_devices" in path:
+                return Verdict(State.UNKNOWN, "a whole sub-message of its config is replaced")
+            return self._field_value(tuple(path), above.value)
         if isinstance(holder, cst.Call) and holder.func is node and len(path) > len(prefix):
             method = path[-1]
             if "virtual_devices" in path and method in ("add", "append", "extend"):
@@ -450,8 +474,9 @@ class SessionCheck:
         site = self.site
         if isinstance(func, cst.Attribute):
             namespaces = names.namespaces_of(func.value, site.scope, site.order)
-            if namespaces and all(provides_config_protos(n) for n in namespaces):
-                return self.ctx.code(func.value) + ".", ()
+            spelled = dotted_name(func.value)  # never the comments or line breaks inside it
+            if spelled and namespaces and all(provides_config_protos(n) for n in namespaces):
+                return spelled + ".", ()
         qualified = names.qualified_names(func, site.scope, site.order) or set()
         from_top_level = any(q.rpartition(".")[0] == TF1 for q in qualified)
         if self._visible_api("ConfigProto") and self._visible_api("GPUOptions"):
@@ -468,21 +493,23 @@ class SessionCheck:
         return ("config_pb2.", (edit,)) if edit else None
 
     def _visible_api(self, api: str) -> bool:
-        found = self.names.lookup(api, self.site.scope, self.site.order)
-        return (
-            found is not None
-            and len(found[1]) == 1
-            and found[1][0].kind == "import"
-            and canonical_api(found[1][0].qualified or "") == api
+        return any(
+            binding.name == api and canonical_api(binding.qualified or "") == api
+            for binding in self._module_imports()
         )
 
     def _module_imports(self) -> Iterator[Binding]:
-        """Module-level import bindings that reach the call unshadowed, in source order."""
+        """Imports made at the top level of the module (not under `if` or `try`, which may not
+        run), bound once, reaching the call unshadowed and before it, in source order."""
         module_scope = self.names.module_scope
         candidates = [
             bindings[0]
             for bindings in module_scope.bindings.values()
-            if len(bindings) == 1 and bindings[0].kind == "import"
+            if len(bindings) == 1
+            and bindings[0].kind == "import"
+            and bindings[0].ancestry is not None
+            and bindings[0].ancestry.parent is not None
+            and isinstance(bindings[0].ancestry.parent.node, cst.Module)
         ]
         for binding in sorted(candidates, key=lambda b: b.order):
             if binding.order > self.site.order and self.site.scope is module_scope:
@@ -503,11 +530,11 @@ class SessionCheck:
         ]
         for imported, binding in tensorflow_imports:
             if imported > module:
-                edit = fixes.insert_line_before(self.ctx, binding, line)
+                edit = fixes.insert_line_before(self.ctx, binding, line, key=line)
                 if edit is not None:
                     return edit
         for _, binding in reversed(tensorflow_imports):
-            edit = fixes.insert_line_after(self.ctx, binding, line)
+            edit = fixes.insert_line_after(self.ctx, binding, line, key=line)
             if edit is not None:
                 return edit
         root: cst.BaseExpression = func
@@ -518,7 +545,10 @@ class SessionCheck:
         found = self.names.lookup(root.value, self.site.scope, self.site.order)
         if found is None or len(found[1]) != 1 or found[1][0].kind != "import":
             return None
-        return fixes.insert_line_after(self.ctx, found[1][0], line)
+        own_import = found[1][0]
+        if own_import.order > self.site.order or not self._dominates(own_import):
+            return None
+        return fixes.insert_line_after(self.ctx, own_import, line, key=line)
 
 
 def _imported_module(binding: Binding) -> str | None:
@@ -529,37 +559,3 @@ def _imported_module(binding: Binding) -> str | None:
     if isinstance(statement, cst.Import):
         return binding.qualified
     return None
-
-
-class _UseFinder(cst.CSTVisitor):
-    """Every load of one name in a scope's subtree, with its parents; skips nested scopes that
-    bind the same name (a parameter or local of that name is another variable)."""
-
-    def __init__(self, name: str, scopes: dict[cst.CSTNode, Scope]) -> None:
-        self.name = name
-        self.scopes = scopes
-        self.parents: list[cst.CSTNode] = []
-        self.uses: list[tuple[cst.Name, tuple[cst.CSTNode, ...]]] = []
-        self.root_seen = False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        scope = self.scopes.get(node)
-        if scope is not None and self.root_seen and self.name in scope.bindings:
-            return False
-        self.root_seen = True
-        if isinstance(node, cst.Name) and node.value == self.name and self._is_reference(node):
-            self.uses.append((node, tuple(self.parents)))
-        self.parents.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.parents.pop()
-
-    def _is_reference(self, node: cst.Name) -> bool:
-        """A Name node is also used for attribute names, keywords and definitions' names."""
-        parent = self.parents[-1] if self.parents else None
-        if isinstance(parent, cst.Attribute):
-            return parent.attr is not node
-        if isinstance(parent, cst.Arg):
-            return parent.keyword is not node
-        return not isinstance(parent, (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef))
