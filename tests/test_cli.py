@@ -254,3 +254,20 @@ def test_encodings_and_line_endings_survive(name: str, write) -> None:
     assert new.startswith(b"\xef\xbb\xbf") == raw.startswith(b"\xef\xbb\xbf")
     assert new.count(b"\r\n") == raw.count(b"\r\n")
     assert new.endswith(b"\n") == raw.endswith(b"\n")
+
+
+def test_the_lint_path_never_imports_verify_or_tensorflow(write) -> None:
+    import subprocess
+    import sys
+
+    path = write("a.py", BARE)
+    code = (
+        "import sys; from tfmemlint.cli import main; sys.argv = ['tfmemlint', '--fix', sys.argv[1]]\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n"
+        "    assert exit.code == 0, exit.code\n"
+        "    loaded = [m for m in sys.modules if m.startswith(('tfmemlint.verify', 'tensorflow'))]\n"
+        "    assert not loaded, loaded\n"
+        "    assert 'libcst' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
