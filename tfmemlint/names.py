@@ -17,17 +17,34 @@ import libcst as cst
 
 ScopeKind = Literal["module", "function", "class", "lambda", "comprehension"]
 
-# The namespaces that hold the APIs; config_pb2 holds only the protos, session.py only sessions.
+# The namespaces whose ConfigProto and GPUOptions a fix may spell: TF1's API (top level or
+# compat.v1) and config_pb2. session.py holds sessions only.
 TF1 = "tensorflow"
 TF1_COMPAT = "tensorflow.compat.v1"
 CONFIG_PB2 = "tensorflow.core.protobuf.config_pb2"
 SESSION_MODULE = "tensorflow.python.client.session"
 _TF1_NAMESPACES = (TF1_COMPAT, TF1)
-_MODULE_APIS: dict[str, frozenset[str]] = {
-    "tf1": frozenset({"Session", "InteractiveSession", "ConfigProto", "GPUOptions"}),
-    CONFIG_PB2: frozenset({"ConfigProto", "GPUOptions"}),
-    SESSION_MODULE: frozenset({"Session", "InteractiveSession"}),
+
+# Where each public TF1 name also lives: implementation modules, the estimator and slim packages,
+# standalone Keras. Each prefix maps to the public path under the TF1 namespace ("" = top level).
+_PUBLIC_PREFIXES: dict[str, str] = {
+    f"{TF1_COMPAT}.": "",
+    f"{TF1}.": "",
+    f"{SESSION_MODULE}.": "",
+    f"{CONFIG_PB2}.": "",
+    "tensorflow.python.training.monitored_session.": "train.",
+    "tensorflow.python.training.server_lib.": "train.",
+    "tensorflow.python.training.supervisor.": "train.",
+    "tensorflow.python.training.session_manager.": "train.",
+    "tensorflow_estimator.python.estimator.run_config.": "estimator.",
+    "tensorflow_estimator.compat.v1.estimator.": "estimator.",
+    "tensorflow_estimator.estimator.": "estimator.",
+    "tensorflow.contrib.slim.python.slim.": "contrib.slim.",
+    "tf_slim.": "contrib.slim.",
+    "keras.backend.tensorflow_backend.": "keras.backend.",
+    "keras.backend.": "keras.backend.",
 }
+_PREFIXES_LONGEST_FIRST = sorted(_PUBLIC_PREFIXES, key=len, reverse=True)
 
 
 def normalize_module(qualified: str) -> str:
@@ -48,13 +65,17 @@ def namespace_of(module: str) -> str | None:
 
 
 def canonical_api(qualified: str) -> str | None:
-    """'Session', 'ConfigProto', ... for a qualified name that is that TF API, else None."""
-    module, _, name = normalize_module(qualified).rpartition(".")
-    namespace = namespace_of(module) if module else None
-    if namespace is None:
-        return None
-    apis = _MODULE_APIS["tf1" if namespace in _TF1_NAMESPACES else namespace]
-    return name if name in apis else None
+    """The public TF1 path of a qualified name: 'Session', 'train.Server',
+    'estimator.RunConfig', 'keras.backend.set_session'...; None outside TensorFlow."""
+    qualified = normalize_module(qualified)
+    # tf.keras is Keras under TensorFlow's roof: one path for both.
+    for keras in ("tensorflow.compat.v1.keras.", "tensorflow.keras.", "tensorflow.python.keras."):
+        if qualified.startswith(keras):
+            qualified = "keras." + qualified[len(keras) :]
+    for prefix in _PREFIXES_LONGEST_FIRST:
+        if qualified.startswith(prefix):
+            return _PUBLIC_PREFIXES[prefix] + qualified[len(prefix) :]
+    return None
 
 
 def provides_config_protos(namespace: str) -> bool:
@@ -204,6 +225,7 @@ class ModuleNames(cst.CSTVisitor):
         self.scope_of_node: dict[cst.CSTNode, Scope] = {}
         self._module = module
         self._references: dict[str, list[Reference]] | None = None
+        self._call_sites: dict[cst.Call, CallSite] | None = None
         self._scope = self.module_scope
         self._order = 0
         self._ancestry = Ancestry(module, None)
@@ -385,6 +407,11 @@ class ModuleNames(cst.CSTVisitor):
         self.calls.append(CallSite(node, self._scope, self._order, self._ancestry))
 
     # -- queries -----------------------------------------------------------------------------
+    def call_site(self, call: cst.Call) -> CallSite | None:
+        if self._call_sites is None:
+            self._call_sites = {site.node: site for site in self.calls}
+        return self._call_sites.get(call)
+
     def references(self, name: str, scope: Scope) -> list[Reference]:
         """The uses of `name` that refer to its binding in `scope`, in source order.
 

@@ -19,17 +19,28 @@ NO_CONFIG = Rule(
     name="session-without-config",
     summary="Session created without a config, so it reserves nearly all GPU memory",
     doc=RuleDoc(
-        what_it_does="Finds `Session(...)` calls with no `config` (keyword or third positional "
-        "argument), or with `config=None`. A bare `InteractiveSession()` is not reported: "
-        "TensorFlow gives it `allow_growth=True` itself "
-        "(session.py, `InteractiveSession.__init__`).",
+        what_it_does="Finds calls that create a session, or the server or runtime behind one, "
+        "with no config (keyword or positional) or with `None`: `Session`, "
+        "`train.MonitoredTrainingSession`, `train.SingularMonitoredSession`, "
+        "`train.ChiefSessionCreator` / `WorkerSessionCreator`, `train.MonitoredSession` without "
+        "a `session_creator`, `Supervisor(...).managed_session` / `prepare_or_wait_for_session`, "
+        "`SessionManager(...).prepare_session` / `recover_session` / `wait_for_session`, "
+        "`train.Server` and `Server.create_local_server`, `estimator.RunConfig` "
+        "(`session_config`), slim's `learning.train`, `evaluation.evaluate_once` and "
+        "`evaluation_loop` (`session_config`), and `enable_eager_execution`. A bare "
+        "`InteractiveSession()` is not reported: TensorFlow gives it `allow_growth=True` itself "
+        "(session.py, `InteractiveSession.__init__`). `contrib.tpu.RunConfig` never is: TPU jobs "
+        "hold no GPU memory.",
         why=_WHY,
         example="import tensorflow.compat.v1 as tf\n\nsess = tf.Session()",
         use_instead="import tensorflow.compat.v1 as tf\n\n"
         "sess = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))",
-        fix_safety="Safe. The fix adds `config=` spelled with the module's own prefix (`tf.`, "
-        "`tf.compat.v1.`, ...), and imports `config_pb2` only when no TensorFlow alias is in "
-        "reach. `--policy fraction=F` sets `per_process_gpu_memory_fraction=F` instead.",
+        fix_safety="Safe. The fix adds the config argument spelled with the module's own prefix "
+        "(`tf.`, `tf.compat.v1.`, ...), and imports `config_pb2` only when no TensorFlow alias "
+        "is in reach; `tf.estimator.RunConfig`, which TF2 also has, gets `tf.compat.v1.` "
+        "protos. `MonitoredSession` gains `session_creator=tf.train.ChiefSessionCreator("
+        "config=...)`. `--policy fraction=F` sets `per_process_gpu_memory_fraction=F` instead. "
+        "No fix for `Session(cfg)`, which passes the config as `target`.",
     ),
 )
 
@@ -93,7 +104,9 @@ UNRESOLVED_CONFIG = Rule(
 
 FAMILY = RuleFamily(
     rules=(NO_CONFIG, CONFIG_WITHOUT_MEMORY_OPTION, MEMORY_OPTION_DISABLED, UNRESOLVED_CONFIG),
-    # Every call spelling needs the name somewhere in the file: the call, an import or an alias.
-    triggers=(b"Session",),
+    # Every entry point needs one of these somewhere in the file (in the call, an import or an
+    # alias): Session (and SessionCreator, SessionManager), Supervisor, Server, RunConfig, slim
+    # (tf_slim too), enable_eager_execution.
+    triggers=(b"Session", b"Supervisor", b"Server", b"RunConfig", b"slim", b"eager_execution"),
     checker="tfmemlint.rules.session_config.check:check",
 )

@@ -37,17 +37,55 @@ from tfmemlint.rules.session_config import (
 
 @dataclass(frozen=True)
 class EntryPoint:
-    """An API that takes a session config, and where the config goes."""
+    """An API that takes a session config, and where the config goes (positions count from 0,
+    `self` excluded; None: keyword only). Signatures are TF 2.21's tf.compat.v1 ones."""
 
     keyword: str
-    position: int
-    # InteractiveSession turns allow_growth on itself when it gets no config.
-    bare_is_memory_aware: bool = False
+    position: int | None
+    # For keyword-only entries whose position moved between versions (slim): with more positional
+    # arguments than this, one of them may be the config.
+    max_positional: int = 99
+    # Without the argument it is memory-aware anyway (InteractiveSession turns allow_growth on
+    # itself) or inherits a config that is checked where it was built (RunConfig.replace).
+    missing_is_fine: bool = False
+    # Also at TF2's top level (tf.estimator.RunConfig): there, `tf.ConfigProto` does not exist.
+    in_tf2: bool = False
+    # MonitoredSession: the argument is a session creator; without one, its default gets no config.
+    creator: bool = False
+    # Who reserves the memory, for the message; None: the call creates a session itself.
+    holder: str | None = "its session"
 
 
 ENTRY_POINTS = {
-    "Session": EntryPoint("config", 2),
-    "InteractiveSession": EntryPoint("config", 2, bare_is_memory_aware=True),
+    "Session": EntryPoint("config", 2, holder=None),
+    "InteractiveSession": EntryPoint("config", 2, missing_is_fine=True, holder=None),
+    "train.MonitoredTrainingSession": EntryPoint("config", 9),
+    "train.SingularMonitoredSession": EntryPoint("config", 3),
+    "train.ChiefSessionCreator": EntryPoint("config", 2),
+    "train.WorkerSessionCreator": EntryPoint("config", 2),
+    "train.MonitoredSession": EntryPoint("session_creator", 0, creator=True),
+    # In distributed TF the server process owns the GPUs: its config is the one that counts.
+    "train.Server": EntryPoint("config", 4, holder="the server"),
+    "train.Server.create_local_server": EntryPoint("config", 0, holder="the server"),
+    "estimator.RunConfig": EntryPoint(
+        "session_config", 5, in_tf2=True, holder="the Estimator's session"
+    ),
+    "contrib.slim.learning.train": EntryPoint("session_config", None, max_positional=22),
+    "contrib.slim.evaluation.evaluate_once": EntryPoint("session_config", None, max_positional=13),
+    "contrib.slim.evaluation.evaluation_loop": EntryPoint(
+        "session_config", None, max_positional=13
+    ),
+    "enable_eager_execution": EntryPoint("config", 0, holder="the eager runtime"),
+}
+
+# Methods whose receiver must be built in reach: (the receiver's API, the method) -> entry point.
+METHOD_ENTRY_POINTS = {
+    ("train.Supervisor", "managed_session"): EntryPoint("config", 1),
+    ("train.Supervisor", "prepare_or_wait_for_session"): EntryPoint("config", 1),
+    ("train.SessionManager", "prepare_session"): EntryPoint("config", 7),
+    ("train.SessionManager", "recover_session"): EntryPoint("config", 6),
+    ("train.SessionManager", "wait_for_session"): EntryPoint("config", 1),
+    ("estimator.RunConfig", "replace"): EntryPoint("session_config", None, missing_is_fine=True),
 }
 
 
@@ -82,10 +120,33 @@ AWARE = Verdict(State.AWARE)
 
 def check(ctx: FileContext) -> Iterator[Finding]:
     for site in ctx.names.calls:
-        api = ctx.names.api_of(site.node.func, site.scope, site.order)
-        entry = ENTRY_POINTS.get(api or "")
-        if entry is not None:
-            yield from SessionCheck(ctx, site, entry).findings()
+        found = _entry_point(ctx, site)
+        if found is not None:
+            yield from SessionCheck(ctx, site, *found).findings()
+
+
+def _entry_point(ctx: FileContext, site: CallSite) -> tuple[EntryPoint, cst.BaseExpression] | None:
+    """The entry point a call is, and the expression whose module spelling a fix follows (the
+    callee, or for a method, the callee that built its receiver)."""
+    func = site.node.func
+    entry = ENTRY_POINTS.get(ctx.names.api_of(func, site.scope, site.order) or "")
+    if entry is not None:
+        return entry, func
+    if not isinstance(func, cst.Attribute):
+        return None
+    receiver = func.value
+    scope, order = site.scope, site.order
+    if isinstance(receiver, cst.Name):
+        found = ctx.names.lookup(receiver.value, scope, order)
+        if found is None or len(found[1]) != 1 or found[1][0].kind != "assign":
+            return None
+        binding = found[1][0]
+        receiver, scope, order = binding.value, binding.scope, binding.order
+    if not isinstance(receiver, cst.Call):
+        return None
+    api = ctx.names.api_of(receiver.func, scope, order)
+    entry = METHOD_ENTRY_POINTS.get((api or "", func.attr.value))
+    return (entry, receiver.func) if entry is not None else None
 
 
 def _number(expr: cst.BaseExpression) -> float | None:
@@ -112,11 +173,14 @@ def _string(expr: cst.BaseExpression) -> str | None:
 
 
 class SessionCheck:
-    def __init__(self, ctx: FileContext, site: CallSite, entry: EntryPoint) -> None:
+    def __init__(
+        self, ctx: FileContext, site: CallSite, entry: EntryPoint, spelling: cst.BaseExpression
+    ) -> None:
         self.ctx = ctx
         self.site = site
         self.call = site.node
         self.entry = entry
+        self.spelling = spelling
         self.names = ctx.names
         func = site.node.func
         self.label = f"`{dotted_name(func) or ' '.join(ctx.code(func).split())}()`"
@@ -125,13 +189,14 @@ class SessionCheck:
     def findings(self) -> Iterator[Finding]:
         config, dynamic = self._config_argument()
         if config is None and dynamic:
-            yield self._unresolved("its arguments are passed with * or **")
+            yield self._unresolved("its config may hide among * or ** or positional arguments")
             return
         if config is None or _is_none(config.value):
-            if self.entry.bare_is_memory_aware:
-                return
-            yield self._missing_config(config)
+            if not self.entry.missing_is_fine:
+                yield self._missing_config(config)
             return
+        if self.entry.creator:
+            return  # the creator's own constructor is an entry point, checked where it is built
         verdict = self._config_expression(config.value)
         if verdict.state is State.AWARE:
             return
@@ -162,6 +227,8 @@ class SessionCheck:
                 if positional == self.entry.position and not dynamic:
                     return arg, False
                 positional += 1
+        if positional > self.entry.max_positional:
+            dynamic = True
         return None, dynamic
 
     def _unresolved(self, reason: str) -> Finding:
@@ -169,19 +236,38 @@ class SessionCheck:
         return self.ctx.finding(UNRESOLVED_CONFIG, message, self.call, None)
 
     def _missing_config(self, config: cst.Arg | None) -> Finding:
-        message = (
-            f"{self.label} is created without a GPU memory option "
-            "and reserves nearly all GPU memory"
-        )
+        if self.entry.creator:
+            message = (
+                f"{self.label} gets no session creator; its default one passes no config, "
+                "so the session reserves nearly all GPU memory"
+            )
+        elif self.entry.holder is None:
+            message = (
+                f"{self.label} is created without a GPU memory option "
+                "and reserves nearly all GPU memory"
+            )
+        else:
+            message = (
+                f"{self.label} gets no `{self.entry.keyword}` with a GPU memory option; "
+                f"{self.entry.holder} reserves nearly all GPU memory"
+            )
         if self._config_as_target():
             message += "; its config is passed as `target`, the first argument: use `config=`"
             return self.ctx.finding(NO_CONFIG, message, self.call, None)
         fix = None
-        prefix_edits = self._proto_prefix(self.call.func)
+        if self.entry.creator:
+            # Only TF1's namespace holds train.ChiefSessionCreator as well as the protos.
+            head = self._namespace_head(self.spelling)
+            in_tf1 = head is not None and head[1] <= {TF1, TF1_COMPAT}
+            prefix_edits = (f"{head[0]}.", ()) if head is not None and in_tf1 else None
+        else:
+            prefix_edits = self._proto_prefix(self.spelling, self.entry.in_tf2)
         if prefix_edits is not None:
             prefix, import_edits = prefix_edits
             field, value = self.ctx.policy.gpu_option
             new_config = f"{prefix}ConfigProto(gpu_options={prefix}GPUOptions({field}={value}))"
+            if self.entry.creator:
+                new_config = f"{prefix}train.ChiefSessionCreator(config={new_config})"
             if config is None:
                 edit = fixes.add_keyword(self.ctx, self.call, self.entry.keyword, new_config)
             else:
@@ -400,14 +486,18 @@ class SessionCheck:
             yield verdict, self.ctx.lines.location(start).row, in_time
 
     def _only_reads(self, arg: cst.Arg, call: cst.CSTNode | None) -> bool:
-        """Whether `arg` hands the variable to a session or a ConfigProto, which only read it."""
-        if not isinstance(call, cst.Call) or arg.keyword is None:
+        """Whether `arg` hands the variable to a session entry point as its config, or to a
+        ConfigProto as its gpu_options: both only read it."""
+        if not isinstance(call, cst.Call):
             return False
-        api = self._api(call.func)
-        if arg.keyword.value == "gpu_options":
-            return api == "ConfigProto"
-        entry = ENTRY_POINTS.get(api or "")
-        return entry is not None and arg.keyword.value == entry.keyword
+        if arg.keyword is not None and arg.keyword.value == "gpu_options":
+            return self._api(call.func) == "ConfigProto"
+        site = self.names.call_site(call)
+        found = _entry_point(self.ctx, site) if site is not None else None
+        if found is None:
+            return False
+        config, _ = SessionCheck(self.ctx, site, *found)._config_argument()
+        return config is arg
 
     def _is_gpu_options(self, binding: Binding) -> bool:
         value = binding.value
@@ -464,21 +554,41 @@ class SessionCheck:
         return Verdict(State.UNKNOWN, f"`{name.value}` is used in a way that may change it")
 
     # -- spelling ConfigProto and GPUOptions --------------------------------------------------
-    def _proto_prefix(self, func: cst.BaseExpression) -> tuple[str, tuple[Edit, ...]] | None:
-        """How to spell `ConfigProto` near the call `func`: (prefix, import edits), or None.
+    def _namespace_head(self, func: cst.BaseExpression) -> tuple[str, set[str]] | None:
+        """The longest head of a callee that names TF namespaces holding the protos, as
+        (its dotted spelling, those namespaces): `tf.compat.v1` in `tf.compat.v1.train.Server`."""
+        head = func.value if isinstance(func, cst.Attribute) else None
+        while isinstance(head, (cst.Name, cst.Attribute)):
+            namespaces = self.names.namespaces_of(head, self.site.scope, self.site.order)
+            spelled = dotted_name(head)  # never the comments or line breaks inside it
+            if spelled and namespaces and all(provides_config_protos(n) for n in namespaces):
+                return spelled, namespaces
+            head = head.value if isinstance(head, cst.Attribute) else None
+        return None
 
-        The call's own module prefix comes first (`tf.`, `tf.compat.v1.`, `config_pb2.`); then a
-        module-level alias already in reach; then a new `config_pb2` import.
+    def _proto_prefix(
+        self, func: cst.BaseExpression, in_tf2: bool = False
+    ) -> tuple[str, tuple[Edit, ...]] | None:
+        """How to spell `ConfigProto` for the callee `func`: (prefix, import edits), or None.
+
+        The callee's own module prefix comes first (`tf.`, `tf.compat.v1.`, `config_pb2.`); then
+        a module-level alias already in reach; then a new `config_pb2` import. `in_tf2`: the
+        callee also exists in TF2, where `tf.ConfigProto` does not, so use `tf.compat.v1.`.
         """
         names = self.names
         site = self.site
-        if isinstance(func, cst.Attribute):
-            namespaces = names.namespaces_of(func.value, site.scope, site.order)
-            spelled = dotted_name(func.value)  # never the comments or line breaks inside it
-            if spelled and namespaces and all(provides_config_protos(n) for n in namespaces):
-                return spelled + ".", ()
+        head = self._namespace_head(func)
+        if head is not None:
+            spelled, namespaces = head
+            if in_tf2 and TF1 in namespaces:
+                return f"{spelled}.compat.v1.", ()
+            return f"{spelled}.", ()
         qualified = names.qualified_names(func, site.scope, site.order) or set()
-        from_top_level = any(q.rpartition(".")[0] == TF1 for q in qualified)
+        from_top_level = not in_tf2 and any(
+            q.startswith(f"{TF1}.")
+            and not q.startswith(("tensorflow.compat.", "tensorflow.python.", "tensorflow.core."))
+            for q in qualified
+        )
         if self._visible_api("ConfigProto") and self._visible_api("GPUOptions"):
             return "", ()
         for binding in self._module_imports():
