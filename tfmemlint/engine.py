@@ -35,6 +35,8 @@ class FileContext:
         self.policy = policy
         self.lines = LineIndex(text)
         self.names = ModuleNames(module)
+        # Analyses that several rule families share, computed once per file on first use.
+        self.cache: dict[str, object] = {}
 
     @cached_property
     def _positions(self) -> Callable[[cst.CSTNode], CodeRange]:

@@ -135,6 +135,16 @@ class CallSite:
     ancestry: Ancestry
 
 
+@dataclass(frozen=True, eq=False)
+class SubscriptAssign:
+    """`x[key] = value`, such as `os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"`."""
+
+    node: cst.Assign
+    target: cst.Subscript
+    scope: Scope
+    order: int
+
+
 def dotted_name(expr: cst.BaseExpression) -> str | None:
     """'a.b.c' for a chain of names and attributes, else None."""
     if isinstance(expr, cst.Name):
@@ -220,6 +230,7 @@ class ModuleNames(cst.CSTVisitor):
     def __init__(self, module: cst.Module) -> None:
         self.module_scope = Scope("module", module, None)
         self.calls: list[CallSite] = []
+        self.subscript_assigns: list[SubscriptAssign] = []
         self.all_names: set[str] = set()
         self.declared_global: set[str] = set()  # names some scope declares global or nonlocal
         self.scope_of_node: dict[cst.CSTNode, Scope] = {}
@@ -351,6 +362,9 @@ class ModuleNames(cst.CSTVisitor):
             self._bind(local, "import", qualified=qualified)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript):
+            target = node.targets[0].target
+            self.subscript_assigns.append(SubscriptAssign(node, target, self._scope, self._order))
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self._bind(node.targets[0].target.value, "assign", value=node.value)
             return

@@ -18,9 +18,9 @@ class RuleFamily:
 
 
 def _families() -> tuple[RuleFamily, ...]:
-    from tfmemlint.rules import file_errors, session_config
+    from tfmemlint.rules import file_errors, process_wide, session_config
 
-    return (session_config.FAMILY, file_errors.FAMILY)
+    return (session_config.FAMILY, process_wide.FAMILY, file_errors.FAMILY)
 
 
 FAMILIES = _families()

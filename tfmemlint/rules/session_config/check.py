@@ -27,6 +27,8 @@ from tfmemlint.names import (
     dotted_name,
     provides_config_protos,
 )
+from tfmemlint.rules import literals
+from tfmemlint.rules.process_wide.check import process_wide
 from tfmemlint.rules.session_config import (
     CONFIG_WITHOUT_MEMORY_OPTION,
     MEMORY_OPTION_DISABLED,
@@ -149,29 +151,6 @@ def _entry_point(ctx: FileContext, site: CallSite) -> tuple[EntryPoint, cst.Base
     return (entry, receiver.func) if entry is not None else None
 
 
-def _number(expr: cst.BaseExpression) -> float | None:
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return float(expr.evaluated_value)
-    return None
-
-
-def _is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
-
-
-def _bool(expr: cst.BaseExpression) -> bool | None:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return expr.value == "True"
-    return None
-
-
-def _string(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.SimpleString):
-        value = expr.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
 class SessionCheck:
     def __init__(
         self, ctx: FileContext, site: CallSite, entry: EntryPoint, spelling: cst.BaseExpression
@@ -187,11 +166,13 @@ class SessionCheck:
 
     # -- entry --------------------------------------------------------------------------------
     def findings(self) -> Iterator[Finding]:
+        if process_wide(self.ctx).limits_memory_for(self.site):
+            return
         config, dynamic = self._config_argument()
         if config is None and dynamic:
             yield self._unresolved("its config may hide among * or ** or positional arguments")
             return
-        if config is None or _is_none(config.value):
+        if config is None or literals.is_none(config.value):
             if not self.entry.missing_is_fine:
                 yield self._missing_config(config)
             return
@@ -336,8 +317,8 @@ class SessionCheck:
         for element in expr.elements:
             if not isinstance(element, cst.DictElement):
                 return Verdict(State.UNKNOWN, "its device_count is not a literal")
-            if _string(element.key) == "GPU":
-                count = _number(element.value)
+            if literals.string(element.key) == "GPU":
+                count = literals.number(element.value)
                 if count is None:
                     return Verdict(State.UNKNOWN, "its GPU device count is not a literal")
                 if count == 0:
@@ -356,7 +337,7 @@ class SessionCheck:
         if isinstance(expr, cst.Dict):
             keywords = {}
             for element in expr.elements:
-                key = _string(element.key) if isinstance(element, cst.DictElement) else None
+                key = literals.string(element.key) if isinstance(element, cst.DictElement) else None
                 if key is None or not isinstance(element, cst.DictElement):
                     return Verdict(State.UNKNOWN, "its gpu_options dict is not a literal")
                 keywords[key] = element.value
@@ -376,12 +357,12 @@ class SessionCheck:
     def _field_value(self, path: tuple[str, ...], value: cst.BaseExpression) -> Verdict | None:
         """What setting `path` (from the ConfigProto down) to `value` means; None: unrelated."""
         if path == ("gpu_options", "allow_growth"):
-            flag = _bool(value)
+            flag = literals.boolean(value)
             if flag is None:
                 return Verdict(State.UNKNOWN, "its allow_growth is not a literal")
             return AWARE if flag else Verdict(State.DISABLED, "`allow_growth=False`")
         if path == ("gpu_options", "per_process_gpu_memory_fraction"):
-            fraction = _number(value)
+            fraction = literals.number(value)
             if fraction is None:
                 return Verdict(State.UNKNOWN, "its memory fraction is not a literal")
             if fraction > 0:
@@ -521,7 +502,7 @@ class SessionCheck:
                 path.append(parent.attr.value)
             elif isinstance(parent, cst.Subscript) and parent.value is node:
                 element = parent.slice[0].slice if len(parent.slice) == 1 else None
-                key = _string(element.value) if isinstance(element, cst.Index) else None
+                key = literals.string(element.value) if isinstance(element, cst.Index) else None
                 path.append(f"[{key}]")
             else:
                 break
@@ -538,7 +519,7 @@ class SessionCheck:
             and node is not name
         ):
             if path[-1:] == ["[GPU]"] and path[:-1] == ["device_count"]:
-                count = _number(above.value)
+                count = literals.number(above.value)
                 if count is None:
                     return Verdict(State.UNKNOWN, "its GPU device count is not a literal")
                 return AWARE if count == 0 else None

@@ -1,0 +1,91 @@
+"""Process-wide settings (issue 4): environment variables and hidden GPUs make the sessions after
+them memory-aware; a TF_FORCE_GPU_ALLOW_GROWTH value TensorFlow ignores is TFM201."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tfmemlint.engine import fix_text, lint_text
+from tfmemlint.settings import Policy, Settings, select_rules
+
+SETTINGS = Settings(Policy(), select_rules(extend_select=["TFM190"]))
+
+
+def codes(source: str) -> list[str]:
+    return [f.code for f in lint_text("t.py", textwrap.dedent(source), SETTINGS)]
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"',
+        "os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'true'",
+        'os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")',
+        'os.environ.update({"TF_FORCE_GPU_ALLOW_GROWTH": "true"})',
+        'os.environ.update(TF_FORCE_GPU_ALLOW_GROWTH="true")',
+        'os.putenv("TF_FORCE_GPU_ALLOW_GROWTH", "true")',
+        'os.environ["CUDA_VISIBLE_DEVICES"] = ""',
+        'os.environ["CUDA_VISIBLE_DEVICES"] = "-1"',
+        'tf.config.set_visible_devices([], "GPU")',
+        'tf.config.experimental.set_visible_devices([], device_type="GPU")',
+    ],
+)
+def test_process_wide_settings_cover_the_sessions_after_them(setting: str) -> None:
+    before = f"import os\nimport tensorflow as tf\n{setting}\nsess = tf.Session()\n"
+    assert codes(before) == []
+    after = f"import os\nimport tensorflow as tf\nsess = tf.Session()\n{setting}\n"
+    assert "TFM101" in codes(after)  # too late for a session above it
+
+
+def test_module_setting_covers_sessions_in_functions_and_from_environ_import() -> None:
+    source = """\
+        from os import environ
+        import tensorflow as tf
+        def main():
+            return tf.Session()
+        environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
+        """
+    assert codes(source) == []
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        'os.environ["CUDA_VISIBLE_DEVICES"] = "0"',
+        'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "false"',
+        'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = flag',
+        'environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"',  # not os.environ
+        'tf.config.set_visible_devices(gpus[:1], "GPU")',
+        'tf.config.set_visible_devices([], "CPU")',
+        'def helper():\n    os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"',
+    ],
+)
+def test_settings_that_do_not_limit_memory(setting: str) -> None:
+    source = f"import os\nimport tensorflow as tf\nenviron = {{}}\n{setting}\nsess = tf.Session()\n"
+    assert codes(source) == ["TFM101"]
+
+
+@pytest.mark.parametrize(
+    "written, fixed_to",
+    [
+        ('"True"', '"true"'),
+        ("'1'", "'true'"),
+        ('"yes"', '"true"'),
+        ('"False"', '"false"'),
+        ('"0"', '"false"'),
+        ('"maybe"', None),
+    ],
+)
+def test_invalid_force_growth_values(written: str, fixed_to: str | None) -> None:
+    source = f'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = {written}\n'
+    [finding] = lint_text("t.py", source, SETTINGS)
+    assert finding.code == "TFM201"
+    assert finding.location.column == source.splitlines()[1].index(written) + 1
+    fixed, _, remaining = fix_text("t.py", source, SETTINGS)
+    if fixed_to is None:
+        assert finding.fix is None and fixed == source
+    else:
+        assert fixed == f'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = {fixed_to}\n'
+        assert remaining == []

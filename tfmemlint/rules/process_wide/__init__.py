@@ -1,0 +1,35 @@
+"""TFM2xx: process-wide settings. Environment variables and device visibility decide GPU memory
+for every session in the process; the session rules take them into account, and these rules check
+that they are spelled so that TensorFlow obeys them.
+
+The logic lives beside these pages in `check.py`.
+"""
+
+from tfmemlint.model import Rule, RuleDoc
+from tfmemlint.rules import RuleFamily
+
+INVALID_FORCE_GROWTH = Rule(
+    code="TFM201",
+    name="invalid-force-gpu-allow-growth",
+    summary="TF_FORCE_GPU_ALLOW_GROWTH is set to a value TensorFlow ignores",
+    doc=RuleDoc(
+        what_it_does="Finds `TF_FORCE_GPU_ALLOW_GROWTH` set (through `os.environ[...] =`, "
+        "`os.environ.setdefault`, `os.environ.update` or `os.putenv`) to a literal other than "
+        'exactly `"true"` or `"false"`, such as `"True"` or `"1"`.',
+        why='TensorFlow compares the value with exactly "true" and "false"; anything else '
+        "only logs an error, and the config's own `allow_growth` is used, so the session "
+        "reserves nearly all GPU memory (core/common_runtime/gpu/gpu_bfc_allocator.cc, "
+        "`GetAllowGrowthValue`).",
+        example='import os\n\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "True"',
+        use_instead='import os\n\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"',
+        fix_safety="Safe for values that plainly mean yes (`True`, `TRUE`, `1`, `yes`, `on`), "
+        'fixed to `"true"`, or no (`False`, `0`, `no`, `off`), fixed to `"false"`: the '
+        "meaning you wrote is kept. Other values are reported without a fix.",
+    ),
+)
+
+FAMILY = RuleFamily(
+    rules=(INVALID_FORCE_GROWTH,),
+    triggers=(b"TF_FORCE_GPU_ALLOW_GROWTH",),
+    checker="tfmemlint.rules.process_wide.check:check",
+)

@@ -1,0 +1,156 @@
+"""Process-wide memory settings: TF_FORCE_GPU_ALLOW_GROWTH, hidden GPUs. The logic of TFM201, and
+the analysis the session rules consult before reporting a session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfmemlint import fixes
+from tfmemlint.engine import FileContext
+from tfmemlint.model import Finding, Fix
+from tfmemlint.names import CallSite, ModuleNames, Scope
+from tfmemlint.rules import literals
+from tfmemlint.rules.process_wide import INVALID_FORCE_GROWTH
+
+FORCE_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+_MEANS_YES = frozenset({"true", "1", "yes", "y", "on"})
+_MEANS_NO = frozenset({"false", "0", "no", "n", "off"})
+
+
+@dataclass(frozen=True)
+class EnvSetting:
+    variable: str
+    value: cst.BaseExpression
+    node: cst.CSTNode
+    scope: Scope
+    order: int
+
+    @property
+    def text(self) -> str | None:
+        return literals.string(self.value)
+
+
+@dataclass(frozen=True)
+class ProcessWide:
+    env: tuple[EnvSetting, ...]
+    # Where the settings that limit every session's GPU memory are made, and why they do.
+    limits: tuple[tuple[Scope, int, str], ...]
+
+    def limits_memory_for(self, site: CallSite) -> str | None:
+        """Why the process's settings make `site`'s session memory-aware, if they do: set at
+        module level (before the call, when the call is at module level too), or earlier in the
+        call's own scope."""
+        for scope, order, reason in self.limits:
+            module_level = scope.kind == "module" and site.scope is not scope
+            if module_level or (scope is site.scope and order < site.order):
+                return reason
+        return None
+
+
+def process_wide(ctx: FileContext) -> ProcessWide:
+    cached = ctx.cache.get("process_wide")
+    if isinstance(cached, ProcessWide):
+        return cached
+    env = tuple(_env_settings(ctx.names)) if _mentions_env(ctx.text) else ()
+    limits = []
+    for setting in env:
+        if setting.variable == FORCE_GROWTH and setting.text == "true":
+            limits.append((setting.scope, setting.order, f"{FORCE_GROWTH}=true"))
+        hidden = setting.text is not None and setting.text.strip() in ("", "-1")
+        if setting.variable == VISIBLE_DEVICES and hidden:
+            limits.append((setting.scope, setting.order, f"{VISIBLE_DEVICES} hides every GPU"))
+    for site in ctx.names.calls:
+        if _hides_all_gpus(ctx.names, site):
+            limits.append((site.scope, site.order, "set_visible_devices([], 'GPU')"))
+    result = ProcessWide(env, tuple(limits))
+    ctx.cache["process_wide"] = result
+    return result
+
+
+def _mentions_env(text: str) -> bool:
+    return FORCE_GROWTH in text or VISIBLE_DEVICES in text
+
+
+def _is_environ(names: ModuleNames, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    return names.qualified_names(expr, scope, order) == {"os.environ"}
+
+
+def _env_settings(names: ModuleNames) -> Iterator[EnvSetting]:
+    wanted = (FORCE_GROWTH, VISIBLE_DEVICES)
+    for assign in names.subscript_assigns:
+        target = assign.target
+        element = target.slice[0].slice if len(target.slice) == 1 else None
+        key = literals.string(element.value) if isinstance(element, cst.Index) else None
+        if key in wanted and _is_environ(names, target.value, assign.scope, assign.order):
+            yield EnvSetting(key, assign.node.value, assign.node, assign.scope, assign.order)
+    for site in names.calls:
+        call, func = site.node, site.node.func
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        if isinstance(func, cst.Attribute) and _is_environ(
+            names, func.value, site.scope, site.order
+        ):
+            if func.attr.value == "setdefault" and len(positional) == 2:
+                pairs.append((positional[0], positional[1]))
+            elif func.attr.value == "update":
+                for arg in call.args:
+                    if arg.keyword is not None:
+                        pairs.append((cst.SimpleString(f'"{arg.keyword.value}"'), arg.value))
+                    elif isinstance(arg.value, cst.Dict):
+                        pairs += [
+                            (e.key, e.value)
+                            for e in arg.value.elements
+                            if isinstance(e, cst.DictElement)
+                        ]
+        elif (
+            names.qualified_names(func, site.scope, site.order) == {"os.putenv"}
+            and len(positional) == 2
+        ):
+            pairs.append((positional[0], positional[1]))
+        for key, value in pairs:
+            variable = literals.string(key)
+            if variable in wanted:
+                yield EnvSetting(variable, value, call, site.scope, site.order)
+
+
+def _hides_all_gpus(names: ModuleNames, site: CallSite) -> bool:
+    """`tf.config.set_visible_devices([], "GPU")`, in either namespace."""
+    api = names.api_of(site.node.func, site.scope, site.order)
+    if api not in ("config.set_visible_devices", "config.experimental.set_visible_devices"):
+        return False
+    devices = device_type = None
+    positional = 0
+    for arg in site.node.args:
+        if arg.keyword is None and not arg.star:
+            if positional == 0:
+                devices = arg.value
+            elif positional == 1:
+                device_type = arg.value
+            positional += 1
+        elif arg.keyword is not None and arg.keyword.value == "devices":
+            devices = arg.value
+        elif arg.keyword is not None and arg.keyword.value == "device_type":
+            device_type = arg.value
+    empty = isinstance(devices, (cst.List, cst.Tuple)) and not devices.elements
+    return empty and device_type is not None and literals.string(device_type) == "GPU"
+
+
+def check(ctx: FileContext) -> Iterator[Finding]:
+    for setting in process_wide(ctx).env:
+        text = setting.text
+        if setting.variable != FORCE_GROWTH or text is None or text in ("true", "false"):
+            continue
+        meant = text.strip().lower()
+        wanted = "true" if meant in _MEANS_YES else "false" if meant in _MEANS_NO else None
+        message = (
+            f'{FORCE_GROWTH}={text!r} is ignored: TensorFlow accepts exactly "true" or "false"'
+        )
+        fix = None
+        if wanted is not None and isinstance(setting.value, cst.SimpleString):
+            quoted = f"{setting.value.prefix}{setting.value.quote}{wanted}{setting.value.quote}"
+            fix = Fix(f'Set it to "{wanted}"', (fixes.replace(ctx, setting.value, quoted),))
+        yield ctx.finding(INVALID_FORCE_GROWTH, message, setting.value, fix)
