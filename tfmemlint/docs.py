@@ -20,10 +20,13 @@ def _code_block(text: str) -> str:
 
 
 def render_rules() -> str:
-    rows = ["| code | name | fix | on by default | summary |", "|---|---|---|---|---|"]
+    rows = [
+        "| code | name | level | fix | on by default | summary |",
+        "|---|---|---|---|---|---|",
+    ]
     for rule in ALL_RULES:
         rows.append(
-            f"| {rule.code} | {rule.name} | {'yes' if rule.fixable else 'no'} "
+            f"| {rule.code} | {rule.name} | {rule.level} | {'yes' if rule.fixable else 'no'} "
             f"| {'yes' if rule.enabled_by_default else 'no'} | {rule.summary} |"
         )
     sections = ["\n".join(rows)]

@@ -63,6 +63,9 @@ class RuleDoc:
     fix_safety: str
 
 
+Level = Literal["error", "warning", "info"]
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str
@@ -71,6 +74,7 @@ class Rule:
     doc: RuleDoc
     enabled_by_default: bool = True
     fixable: bool = True
+    level: Level = "error"
 
 
 @dataclass

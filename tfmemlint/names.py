@@ -136,11 +136,12 @@ class CallSite:
 
 
 @dataclass(frozen=True, eq=False)
-class SubscriptAssign:
-    """`x[key] = value`, such as `os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"`."""
+class TargetAssign:
+    """`x[key] = value` or `x.attr = value`: `os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"`,
+    `config.gpu_options.per_process_gpu_memory_fraction = 0.4`."""
 
     node: cst.Assign
-    target: cst.Subscript
+    target: cst.Subscript | cst.Attribute
     scope: Scope
     order: int
 
@@ -230,7 +231,8 @@ class ModuleNames(cst.CSTVisitor):
     def __init__(self, module: cst.Module) -> None:
         self.module_scope = Scope("module", module, None)
         self.calls: list[CallSite] = []
-        self.subscript_assigns: list[SubscriptAssign] = []
+        self.subscript_assigns: list[TargetAssign] = []
+        self.attribute_assigns: list[TargetAssign] = []
         self.all_names: set[str] = set()
         self.declared_global: set[str] = set()  # names some scope declares global or nonlocal
         self.scope_of_node: dict[cst.CSTNode, Scope] = {}
@@ -364,7 +366,10 @@ class ModuleNames(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript):
             target = node.targets[0].target
-            self.subscript_assigns.append(SubscriptAssign(node, target, self._scope, self._order))
+            self.subscript_assigns.append(TargetAssign(node, target, self._scope, self._order))
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
+            target = node.targets[0].target
+            self.attribute_assigns.append(TargetAssign(node, target, self._scope, self._order))
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self._bind(node.targets[0].target.value, "assign", value=node.value)
             return

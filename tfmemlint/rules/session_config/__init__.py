@@ -89,6 +89,7 @@ UNRESOLVED_CONFIG = Rule(
     summary="Session config cannot be resolved statically",
     enabled_by_default=False,
     fixable=False,
+    level="info",
     doc=RuleDoc(
         what_it_does="Reports sessions whose config tfmemlint cannot follow: a function "
         "parameter, an attribute, another module's helper, `**kwargs`, a config passed to code "
