@@ -122,14 +122,15 @@ def test_json_is_empty_array_when_clean(write) -> None:
     assert json.loads(result.stdout) == []
 
 
-def test_diff_writes_nothing(write) -> None:
+def test_diff_writes_nothing(write, tmp_path: Path) -> None:
     path = write("a.py", BARE)
     before = path.stat()
-    result = run_cli("--diff", str(path))
+    result = run_cli("--diff", "a.py", cwd=tmp_path)
     assert result.returncode == 1
     assert path.read_text() == BARE
     assert path.stat().st_mtime_ns == before.st_mtime_ns
-    assert f"--- a/{path}" in result.stdout
+    assert "--- a/a.py\n+++ b/a.py\n" in result.stdout  # git's prefixes: `git apply` takes it
+    assert f"--- {path}\n" in run_cli("--diff", str(path)).stdout  # absolute: no prefixes
     assert "-sess = tf.Session()" in result.stdout
     assert (
         "+sess = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from tfmemlint.engine import FileContext
-    from tfmemlint.names import Binding
+    from tfmemlint.names import Ancestry, Binding
 
 
 def _is_blank(text: str) -> bool:
@@ -64,13 +64,14 @@ def replace(ctx: FileContext, node: cst.CSTNode, content: str) -> Edit:
     return ctx.edit(start, end, content)
 
 
-def _own_lines(ctx: FileContext, binding: Binding) -> tuple[str, int, int] | None:
-    """(indentation, first row, last row) of the statement that made `binding`, when it stands
-    alone on its lines in a block of its own; None after `a = 1; b = 2` or in `if x: a = 1`,
-    where a new line would land in the wrong place."""
+def own_lines(
+    ctx: FileContext, statement: cst.CSTNode | None, ancestry: Ancestry | None
+) -> tuple[str, int, int] | None:
+    """(indentation, first row, last row) of a small statement whose innermost ancestry cell is
+    its line, when it stands alone on its lines in a block of its own; None after
+    `a = 1; b = 2` or in `if x: a = 1`, where a new line would land in the wrong place."""
     import libcst as cst
 
-    statement, ancestry = binding.statement, binding.ancestry
     if statement is None or ancestry is None or ancestry.parent is None:
         return None
     holder, block = ancestry.node, ancestry.parent.node
@@ -90,7 +91,7 @@ def insert_line_after(
     ctx: FileContext, binding: Binding, line: str, key: str | None = None
 ) -> Edit | None:
     """Insert `line` after the statement that made `binding`, at the same indentation."""
-    placed = _own_lines(ctx, binding)
+    placed = own_lines(ctx, binding.statement, binding.ancestry)
     if placed is None:
         return None
     indent, _, end_row = placed
@@ -105,7 +106,7 @@ def insert_line_before(
     ctx: FileContext, binding: Binding, line: str, key: str | None = None
 ) -> Edit | None:
     """Insert `line` before the statement that made `binding`, at the same indentation."""
-    placed = _own_lines(ctx, binding)
+    placed = own_lines(ctx, binding.statement, binding.ancestry)
     if placed is None:
         return None
     indent, start_row, _ = placed

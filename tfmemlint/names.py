@@ -42,7 +42,7 @@ _PUBLIC_PREFIXES: dict[str, str] = {
     "tensorflow.contrib.slim.python.slim.": "contrib.slim.",
     "tf_slim.": "contrib.slim.",
     "keras.backend.tensorflow_backend.": "keras.backend.",
-    "keras.backend.": "keras.backend.",
+    "keras.": "keras.",
 }
 _PREFIXES_LONGEST_FIRST = sorted(_PUBLIC_PREFIXES, key=len, reverse=True)
 
@@ -72,6 +72,7 @@ def canonical_api(qualified: str) -> str | None:
     for keras in ("tensorflow.compat.v1.keras.", "tensorflow.keras.", "tensorflow.python.keras."):
         if qualified.startswith(keras):
             qualified = "keras." + qualified[len(keras) :]
+            break
     for prefix in _PREFIXES_LONGEST_FIRST:
         if qualified.startswith(prefix):
             return _PUBLIC_PREFIXES[prefix] + qualified[len(prefix) :]

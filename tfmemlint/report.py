@@ -56,12 +56,14 @@ def write_diff(results: Sequence[FileResult], out: IO[str]) -> None:
     for result in results:
         if result.original is None or result.fixed_text is None:
             continue
+        absolute = os.path.isabs(result.filename)
         out.writelines(
             difflib.unified_diff(
                 result.original.splitlines(keepends=True),
                 result.fixed_text.splitlines(keepends=True),
-                fromfile=f"a/{result.filename}",
-                tofile=f"b/{result.filename}",
+                # git's a/ and b/ prefixes, so that `git apply` takes it, on relative paths only
+                fromfile=result.filename if absolute else f"a/{result.filename}",
+                tofile=result.filename if absolute else f"b/{result.filename}",
             )
         )
         if not result.fixed_text.endswith(("\n", "\r")):

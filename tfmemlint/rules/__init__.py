@@ -18,9 +18,15 @@ class RuleFamily:
 
 
 def _families() -> tuple[RuleFamily, ...]:
-    from tfmemlint.rules import file_errors, process_wide, session_config, values
+    from tfmemlint.rules import eager, file_errors, process_wide, session_config, values
 
-    return (session_config.FAMILY, process_wide.FAMILY, values.FAMILY, file_errors.FAMILY)
+    return (
+        session_config.FAMILY,
+        process_wide.FAMILY,
+        eager.FAMILY,
+        values.FAMILY,
+        file_errors.FAMILY,
+    )
 
 
 FAMILIES = _families()

@@ -1,0 +1,250 @@
+"""The logic of TFM202, TFM203 and TFM204 (their pages are in `__init__.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfmemlint import fixes
+from tfmemlint.engine import FileContext
+from tfmemlint.model import Finding, Fix
+from tfmemlint.names import CallSite, dotted_name
+from tfmemlint.rules import literals
+from tfmemlint.rules.eager import (
+    CONFIGURED_AFTER_INITIALIZATION,
+    GROWTH_AND_LIMIT,
+    GROWTH_ON_SOME_GPUS,
+)
+from tfmemlint.rules.process_wide.check import VISIBLE_DEVICES, process_wide
+
+GROWTH = frozenset({"config.experimental.set_memory_growth"})
+LIMIT = frozenset(
+    {
+        "config.set_logical_device_configuration",
+        "config.experimental.set_logical_device_configuration",
+        "config.experimental.set_virtual_device_configuration",
+    }
+)
+VISIBILITY = frozenset({"config.set_visible_devices", "config.experimental.set_visible_devices"})
+LIST_GPUS = frozenset({"config.list_physical_devices", "config.experimental.list_physical_devices"})
+
+# Calls that start the runtime. A curated list: a false alarm here would be worse than a miss.
+_INITIALIZERS = frozenset(
+    {
+        "constant",
+        "zeros",
+        "ones",
+        "zeros_like",
+        "ones_like",
+        "fill",
+        "eye",
+        "range",
+        "linspace",
+        "Variable",
+        "convert_to_tensor",
+        "identity",
+        "matmul",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "reduce_sum",
+        "reduce_mean",
+        "reduce_max",
+        "cast",
+        "reshape",
+        "concat",
+        "stack",
+        "one_hot",
+        "config.list_logical_devices",
+        "config.experimental.list_logical_devices",
+        "config.experimental.get_memory_info",
+        "config.experimental.get_memory_usage",
+        "test.is_gpu_available",
+        "test.gpu_device_name",
+        "keras.Sequential",
+        "keras.Model",
+        "keras.Input",
+        "keras.models.Sequential",
+        "keras.models.Model",
+        "keras.models.load_model",
+        "keras.layers.Input",
+        "python.client.device_lib.list_local_devices",
+        "random.normal",
+        "random.uniform",
+        "random.truncated_normal",
+        "random.shuffle",
+    }
+)
+_INITIALIZER_NAMESPACES = ("math.", "linalg.", "nn.", "image.", "keras.applications.")
+
+
+def _initializes(api: str | None) -> bool:
+    return api is not None and (api in _INITIALIZERS or api.startswith(_INITIALIZER_NAMESPACES))
+
+
+@dataclass(frozen=True)
+class DeviceCall:
+    site: CallSite
+    api: str
+    device: cst.BaseExpression | None
+
+
+def check(ctx: FileContext) -> Iterator[Finding]:
+    names = ctx.names
+    configs: list[DeviceCall] = []
+    initializers: list[tuple[CallSite, str]] = []
+    for site in names.calls:
+        api = names.api_of(site.node.func, site.scope, site.order)
+        if api in GROWTH or api in LIMIT or api in VISIBILITY:
+            configs.append(DeviceCall(site, api, _argument(site.node, 0, "device", "devices")))
+        elif _initializes(api):
+            initializers.append((site, api or ""))
+    for config in configs:
+        yield from _after_initialization(ctx, config, initializers)
+    restricted = any(c.api in VISIBILITY for c in configs) or any(
+        s.variable == VISIBLE_DEVICES for s in process_wide(ctx).env
+    )
+    for config in configs:
+        if config.api in GROWTH and _growth_enabled(config) and not restricted:
+            yield from _growth_on_some(ctx, config)
+    yield from _growth_and_limit(ctx, configs)
+
+
+def _argument(call: cst.Call, position: int, *keywords: str) -> cst.BaseExpression | None:
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in keywords:
+            return arg.value
+    return positional[position].value if len(positional) > position else None
+
+
+def _short(api: str) -> str:
+    return api.rpartition(".")[2]
+
+
+def _after_initialization(
+    ctx: FileContext, config: DeviceCall, initializers: list[tuple[CallSite, str]]
+) -> Iterator[Finding]:
+    site = config.site
+    for earlier, api in initializers:
+        if earlier.scope is site.scope and earlier.order < site.order:
+            row = ctx.lines.location(ctx.span(earlier.node)[0]).row
+            message = (
+                f"`{_short(config.api)}` comes after `{dotted_name(earlier.node.func) or api}()` "
+                f"on line {row} initialized the runtime: TensorFlow raises RuntimeError"
+            )
+            yield ctx.finding(CONFIGURED_AFTER_INITIALIZATION, message, site.node, None)
+            return
+
+
+def _gpu_list(ctx: FileContext, site: CallSite, name: cst.Name) -> bool:
+    """Whether `name` holds every physical GPU: `name = tf.config.list_physical_devices("GPU")`."""
+    found = ctx.names.lookup(name.value, site.scope, site.order)
+    if found is None or len(found[1]) != 1 or found[1][0].kind != "assign":
+        return False
+    binding = found[1][0]
+    value = binding.value
+    if not isinstance(value, cst.Call):
+        return False
+    if ctx.names.api_of(value.func, binding.scope, binding.order) not in LIST_GPUS:
+        return False
+    device_type = _argument(value, 0, "device_type")
+    return device_type is not None and literals.string(device_type) == "GPU"
+
+
+def _growth_on_some(ctx: FileContext, config: DeviceCall) -> Iterator[Finding]:
+    device = config.device
+    if not (
+        isinstance(device, cst.Subscript)
+        and isinstance(device.value, cst.Name)
+        and _gpu_list(ctx, config.site, device.value)
+    ):
+        return
+    gpus = device.value.value
+    message = (
+        f"Memory growth is set on `{ctx.code(device)}` only: on a machine with more GPUs, "
+        "TensorFlow raises `ValueError: Memory growth cannot differ between GPU devices`"
+    )
+    yield ctx.finding(GROWTH_ON_SOME_GPUS, message, config.site.node, _loop_fix(ctx, config, gpus))
+
+
+def _loop_fix(ctx: FileContext, config: DeviceCall, gpus: str) -> Fix | None:
+    """`set_memory_growth(gpus[0], True)` -> `for gpu in gpus: set_memory_growth(gpu, True)`."""
+    site = config.site
+    statement = site.ancestry.node
+    expression = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+    if not isinstance(expression, cst.Expr) or expression.value is not site.node:
+        return None
+    placed = fixes.own_lines(ctx, expression, site.ancestry)
+    variable = next((v for v in ("gpu", "_gpu") if v not in ctx.names.all_names), None)
+    if placed is None or variable is None or config.device is None:
+        return None
+    indent, first_row, last_row = placed
+    start, end = ctx.lines.starts[first_row - 1], ctx.lines.line_end(last_row)
+    device_start, device_end = ctx.span(config.device)
+    call = ctx.text[start + len(indent) : device_start] + variable + ctx.text[device_end:end]
+    newline = ctx.lines.newline_of(first_row)
+    unit = ctx.module.default_indent
+    loop = f"{indent}for {variable} in {gpus}:{newline}{indent}{unit}{call}"
+    return Fix(
+        f"Set growth on every GPU: `for {variable} in {gpus}: ...`", (ctx.edit(start, end, loop),)
+    )
+
+
+def _device_key(ctx: FileContext, call: DeviceCall) -> tuple[str, str] | None:
+    """(the list it is drawn from, the device's text): `gpus[0]` is ("gpus", "gpus[0]"), a loop
+    variable over `gpus` is ("gpus", "*"), anything else ("", its text)."""
+    device = call.device
+    if device is None:
+        return None
+    if isinstance(device, cst.Subscript):
+        return ctx.code(device.value), ctx.code(device)
+    if isinstance(device, cst.Name):
+        for node in call.site.ancestry:
+            if (
+                isinstance(node, cst.For)
+                and isinstance(node.target, cst.Name)
+                and node.target.value == device.value
+            ):
+                return ctx.code(node.iter), "*"
+    return "", ctx.code(device)
+
+
+def _same_gpu(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    """Equal devices, or a loop over a list and any device of that list."""
+    return a == b or (a[0] == b[0] != "" and "*" in (a[1], b[1]))
+
+
+def _growth_and_limit(ctx: FileContext, configs: list[DeviceCall]) -> Iterator[Finding]:
+    growths = [c for c in configs if c.api in GROWTH and _growth_enabled(c)]
+    limits = [c for c in configs if c.api in LIMIT]
+    for growth in growths:
+        for limit in limits:
+            a, b = _device_key(ctx, growth), _device_key(ctx, limit)
+            if a is None or b is None:
+                continue
+            if not _same_gpu(a, b):
+                continue
+            later, earlier = (
+                (growth, limit) if growth.site.order > limit.site.order else (limit, growth)
+            )
+            row = ctx.lines.location(ctx.span(earlier.site.node)[0]).row
+            if later is growth:
+                message = (
+                    f"Memory growth on a GPU that has a memory limit (line {row}): "
+                    "TensorFlow raises ValueError"
+                )
+            else:
+                message = (
+                    f"A memory limit on a GPU with memory growth (line {row}): the growth is "
+                    "silently dropped"
+                )
+            yield ctx.finding(GROWTH_AND_LIMIT, message, later.site.node, None)
+
+
+def _growth_enabled(call: DeviceCall) -> bool:
+    enable = _argument(call.site.node, 1, "enable")
+    return enable is not None and literals.boolean(enable) is True
