@@ -70,14 +70,14 @@ def test_peak_sums_the_tree_by_pid_and_ignores_strangers() -> None:
     nvml = FakeNvml(["GPU-a"])
     nvml.frames = [([], 10 * GIB)]
     gpu = open_gpu(nvml, 0, visible=None)
-    sampler = PeakSampler(nvml, gpu, tree_of(TABLE, 100))
+    sampler, tree = PeakSampler(nvml, gpu), tree_of(TABLE, 100)
     nvml.frames = [
         ([(7, 10 * GIB), (100, 1 * GIB)], 11 * GIB),
         ([(7, 10 * GIB), (100, 2 * GIB), (102, 3 * GIB)], 15 * GIB),
         ([(7, 10 * GIB), (100, 1 * GIB)], 11 * GIB),
     ]
     for nvml.frame in range(3):
-        sampler.sample()
+        sampler.sample(tree.refresh())
     assert sampler.method == "pid"
     assert sampler.peak_bytes == 5 * GIB
 
@@ -86,14 +86,14 @@ def test_device_delta_fallback_when_pids_are_not_visible() -> None:
     nvml = FakeNvml(["GPU-a"])
     nvml.frames = [([(4242, 10 * GIB)], 10 * GIB)]  # another job, under a host pid
     gpu = open_gpu(nvml, 0, visible=None)
-    sampler = PeakSampler(nvml, gpu, tree_of(TABLE, 100))
+    sampler, tree = PeakSampler(nvml, gpu), tree_of(TABLE, 100)
     nvml.frames = [
         ([(4242, 10 * GIB), (9001, 3 * GIB)], 13 * GIB),  # ours, but under a host pid
         ([(4242, 10 * GIB), (9001, 6 * GIB)], 16 * GIB),
         ([(4242, 10 * GIB)], 10 * GIB),
     ]
     for nvml.frame in range(3):
-        sampler.sample()
+        sampler.sample(tree.refresh())
     assert sampler.method == "device-delta"
     assert sampler.peak_bytes == 6 * GIB
 
@@ -101,9 +101,9 @@ def test_device_delta_fallback_when_pids_are_not_visible() -> None:
 def test_missing_per_process_figures_fall_back_too() -> None:
     nvml = FakeNvml(["GPU-a"])
     nvml.frames = [([], 1 * GIB)]
-    sampler = PeakSampler(nvml, open_gpu(nvml, 0, visible=None), tree_of(TABLE, 100))
+    sampler, tree = PeakSampler(nvml, open_gpu(nvml, 0, visible=None)), tree_of(TABLE, 100)
     nvml.frames = [([(100, None)], 3 * GIB)]  # Windows (WDDM) reports no per-process figure
-    sampler.sample()
+    sampler.sample(tree.refresh())
     assert sampler.method == "device-delta" and sampler.peak_bytes == 2 * GIB
 
 
@@ -115,8 +115,12 @@ def test_gpus_are_matched_by_uuid_through_cuda_visible_devices() -> None:
     assert open_gpu(nvml, 0, visible="") is None  # every GPU hidden
     assert open_gpu(nvml, 3, visible=None) is None
     assert open_gpu(nvml, 0, visible="GPU-zzz") is None
+    assert open_gpu(nvml, 0, visible="GPU-c").uuid == "GPU-c"
+    nvml.uuids = ["GPU-1234-aa", "GPU-5678-bb"]
+    assert open_gpu(nvml, 0, visible="GPU-56").uuid == "GPU-5678-bb"  # a unique prefix
+    assert open_gpu(nvml, 0, visible="GPU-") is None  # ambiguous
     gpu = open_gpu(nvml, 0, visible="1")
-    assert gpu.to_json() == {"name": "Fake GPU GPU-b", "index": 0, "total_bytes": 80 * GIB}
+    assert gpu.to_json() == {"name": "Fake GPU GPU-5678-bb", "index": 0, "total_bytes": 80 * GIB}
 
 
 def test_tree_remembers_a_child_that_escaped_and_skips_reused_pids() -> None:
@@ -127,6 +131,24 @@ def test_tree_remembers_a_child_that_escaped_and_skips_reused_pids() -> None:
     assert 102 in tree.survivors()
     table[101] = (1, 99)  # the pid now belongs to a process started later: not ours
     assert 101 not in tree.survivors()
+
+
+def test_escaped_processes_are_still_sampled() -> None:
+    table = dict(TABLE)
+    nvml = FakeNvml(["GPU-a"])
+    nvml.frames = [([], 0)]
+    sampler, tree = PeakSampler(nvml, open_gpu(nvml, 0, visible=None)), tree_of(table, 100)
+    tree.refresh()
+    table[102] = (1, 7)  # daemonized: reparented away from the script
+    nvml.frames = [([(102, 80 * GIB)], 80 * GIB)]
+    sampler.sample(tree.refresh())
+    assert sampler.method == "pid" and sampler.peak_bytes == 80 * GIB
+
+
+def test_orphans_adopted_by_a_subreaper_count() -> None:
+    table = {1: (0, 1), 50: (1, 2), 100: (50, 5), 300: (50, 9), 301: (300, 10)}
+    tree = ProcessTree(100, adopter=50, lister=lambda: table)
+    assert tree.refresh() == {100, 300, 301}
 
 
 def test_real_process_tree_is_seen() -> None:

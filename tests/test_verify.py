@@ -211,12 +211,24 @@ def test_python_option_chooses_the_interpreter(tmp_path: Path) -> None:
     assert result.returncode == 0, document
 
 
-def test_missing_path_is_reported_and_others_still_run(tmp_path: Path) -> None:
+def test_missing_paths_and_empty_folders_are_usage_errors(tmp_path: Path) -> None:
     script = _script(tmp_path, "plain.py", "pass\n")
-    result, document = verify(str(tmp_path / "missing.py"), str(script))
-    assert result.returncode == 1
+    result = run_cli("verify", str(tmp_path / "missing.py"), str(script))
+    assert result.returncode == 2
     assert "no such file or directory" in result.stderr
-    assert [r["verdict"] for r in document["results"]] == ["pass"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_cli("verify", str(empty))
+    assert result.returncode == 2 and "no Python scripts found" in result.stderr
+
+
+def test_a_script_without_a_counterpart_has_a_null_baseline(tmp_path: Path) -> None:
+    (tmp_path / "fixed").mkdir()
+    (tmp_path / "unfixed").mkdir()
+    script = _script(tmp_path / "fixed", "only_here.py", "pass\n")
+    result, document = verify("--baseline", str(tmp_path / "unfixed"), str(script.parent))
+    assert result.returncode == 0
+    assert document["results"][0]["baseline"] is None
 
 
 def test_default_paths_are_the_bundled_fixtures() -> None:
@@ -225,3 +237,151 @@ def test_default_paths_are_the_bundled_fixtures() -> None:
     [path] = _default_paths()
     assert Path(path).resolve() == AFTER.resolve()
     assert os.path.isdir(path)
+
+
+def test_processes_that_escape_in_every_way_are_ended(tmp_path: Path) -> None:
+    """A double-forked daemon, children left behind at exit, and children started from a
+    SIGTERM handler: none outlives the run."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    sleeper = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(300)"
+    record = f"open(os.path.join({str(pids)!r}, str(p.pid)), 'w').close()"
+    _script(
+        tmp_path,
+        "daemon.py",
+        f"""\
+        import os, subprocess, sys
+        if os.fork() == 0:
+            os.setsid()
+            p = subprocess.Popen([sys.executable, "-c", {sleeper!r}])
+            {record}
+            os._exit(0)
+        os.wait()
+        """,
+    )
+    _script(
+        tmp_path,
+        "leaves_children.py",
+        f"""\
+        import os, subprocess, sys
+        p = subprocess.Popen([sys.executable, "-c", {sleeper!r}], start_new_session=True)
+        {record}
+        """,
+    )
+    _script(
+        tmp_path,
+        "respawns.py",
+        f"""\
+        import os, signal, subprocess, sys, time
+        def respawn(signum, frame):
+            p = subprocess.Popen([sys.executable, "-c", {sleeper!r}], start_new_session=True)
+            {record}
+        signal.signal(signal.SIGTERM, respawn)
+        time.sleep(300)
+        """,
+    )
+    _result, document = verify("--timeout", "3", str(tmp_path))
+    verdicts = {Path(r["script"]).name: r["verdict"] for r in document["results"]}
+    assert verdicts == {"daemon.py": "pass", "leaves_children.py": "pass", "respawns.py": "error"}
+    time.sleep(0.5)
+    recorded = [int(p.name) for p in pids.iterdir()]
+    assert len(recorded) >= 3
+    assert not [pid for pid in recorded if _alive(pid)]
+
+
+def test_sigterm_to_verify_ends_the_scripts_and_exits_130(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    marker = tmp_path / "child.pid"
+    _script(
+        tmp_path,
+        "hang.py",
+        f"import os, time\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\ntime.sleep(300)\n",
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "tfmemlint", "verify", str(tmp_path / "hang.py")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists() or not marker.read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    child = int(marker.read_text())
+    parent.send_signal(signal.SIGTERM)
+    _, err = parent.communicate(timeout=60)
+    assert parent.returncode == 130, err
+    assert "interrupted" in err
+    time.sleep(0.3)
+    assert not _alive(child)
+
+
+def test_the_probe_keeps_python_semantics(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "sibling.py").write_text("VALUE = 7\n")
+    (real / "main.py").write_text(
+        "import sys, threading\nfrom sibling import VALUE\n"
+        "assert __name__ == '__main__' and VALUE == 7\n"
+        "assert sys.argv[1:] == ['x'], sys.argv\n"
+    )
+    links = tmp_path / "links"
+    links.mkdir()
+    (links / "main.py").symlink_to(real / "main.py")
+    result, document = verify(str(links / "main.py"), "--", "x")
+    assert result.returncode == 0, document["results"][0]
+
+
+def test_settings_the_probe_must_not_miss(tmp_path: Path) -> None:
+    """One real TensorFlow run per case, all in one verify call."""
+    pytest.importorskip("tensorflow")
+    v1 = "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n"
+    growth = "tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
+    cases = {
+        "thread_session.py": (
+            "import threading, time\n"
+            "def later():\n    time.sleep(0.5)\n    import tensorflow.compat.v1 as tf\n"
+            "    tf.disable_v2_behavior()\n    tf.Session()\n"
+            "threading.Thread(target=later).start()\n",
+            "fail",
+        ),
+        "os_exit.py": (v1 + f"s = tf.Session(config={growth})\nimport os\nos._exit(0)\n", "pass"),
+        "subclass.py": (v1 + "class MySession(tf.Session):\n    pass\nMySession()\n", "fail"),
+        "hidden.py": (
+            'import tensorflow as tf\ntf.config.set_visible_devices([], "GPU")\n'
+            "print(tf.constant(1.0) + 1)\n",
+            "pass",
+        ),
+        "env_too_late.py": (
+            "import os\nimport tensorflow as tf\nprint(tf.constant(1.0) + 1)\n"
+            'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"\n',
+            "fail",
+        ),
+        "eager_then_session.py": (
+            "import tensorflow as tf\nprint(tf.constant(1.0) + 1)\n"
+            f"sess = tf.compat.v1.Session(config={growth.replace('tf.', 'tf.compat.v1.')})\n",
+            "fail",
+        ),
+        "forced_env.py": (
+            'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"\n' + v1 + "tf.Session()\n",
+            "pass",
+        ),
+    }
+    for name, (body, _) in cases.items():
+        (tmp_path / name).write_text(body)
+    _result, document = verify(str(tmp_path))
+    by_name = {Path(r["script"]).name: r for r in document["results"]}
+    for name, (_, expected) in cases.items():
+        assert by_name[name]["verdict"] == expected, (name, by_name[name])
+    assert by_name["subclass.py"]["memory_settings"][0]["api"] == "Session"
+    assert "took the GPU before the first session" in by_name["eager_then_session.py"]["reason"]
+    forced = by_name["forced_env.py"]["memory_settings"]
+    assert {
+        "api": "environment",
+        "allow_growth": True,
+        "per_process_gpu_memory_fraction": None,
+        "memory_limit_mb": None,
+        "source": "TF_FORCE_GPU_ALLOW_GROWTH",
+    } in forced

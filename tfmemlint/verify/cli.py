@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +14,8 @@ import click
 from tfmemlint.discovery import Missing
 from tfmemlint.verify import report, runner
 from tfmemlint.verify.sampler import NO_GPU, load_nvml, open_gpu
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 def _default_paths() -> tuple[str, ...]:
@@ -37,38 +40,56 @@ def main(
 ) -> int:
     if shutil.which(python) is None and not os.path.isfile(python):
         raise click.UsageError(f"--python {python!r} is not an interpreter that can be run")
-    nvml = load_nvml()
-    gpu = open_gpu(nvml, gpu_index) if nvml is not None else None
-    if gpu is None and require_gpu:
-        click.echo(
-            f"tfmemlint verify: {NO_GPU} (GPU {gpu_index}), and --require-gpu was given", err=True
-        )
-        return 1
-
     jobs, missing = [], []
     for item in runner.plan(paths or _default_paths(), baseline):
         (missing if isinstance(item, Missing) else jobs).append(item)
-    for item in missing:
-        click.echo(f"tfmemlint verify: no such file or directory: {item.path}", err=True)
+    if missing:
+        raise click.UsageError(f"no such file or directory: {missing[0].path}")
+    if not jobs:
+        raise click.UsageError("no Python scripts found in the paths given")
+
+    nvml = load_nvml()
+    gpu = open_gpu(nvml, gpu_index) if nvml is not None else None
+    if nvml is not None and gpu is None and open_gpu(nvml, 0) is not None:
+        raise click.UsageError(f"--gpu {gpu_index}: there is no such visible GPU")
+    if gpu is None and require_gpu:
+        click.echo(f"tfmemlint verify: {NO_GPU}, and --require-gpu was given", err=True)
+        return 1
 
     options = runner.Options(
         timeout_s=timeout, python=python, script_args=tuple(script_args), gpu=gpu, nvml=nvml
     )
-    interactive = sys.stdout.isatty() and output_format == "table"
-    if interactive:
-        from rich.console import Console
+    compared = baseline is not None
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    for sig in previous:
+        signal.signal(sig, _interrupt)  # a kill or a closed terminal ends the scripts too
+    try:
+        if sys.stdout.isatty() and output_format == "table":
+            from rich.console import Console
 
-        status = Console(stderr=True).status("starting")
-        with status:
-            outcomes = runner.run_all(
-                jobs, options, on_start=lambda script: status.update(f"running {script}")
-            )
-    else:
-        outcomes = runner.run_all(jobs, options)
+            status = Console(stderr=True).status("starting")
+            with status:
+                outcomes = runner.run_all(
+                    jobs,
+                    options,
+                    on_start=lambda script: status.update(f"running {script}"),
+                    compared=compared,
+                )
+        else:
+            outcomes = runner.run_all(jobs, options, compared=compared)
+    except KeyboardInterrupt:
+        click.echo("tfmemlint verify: interrupted; every script's processes were ended", err=True)
+        return EXIT_INTERRUPTED
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
     if output_format == "json":
         report.write_json(gpu, outcomes, sys.stdout)
     else:
         report.write_table(gpu, outcomes, sys.stdout, color=sys.stdout.isatty())
-    failed = missing or any(outcome.verdict != "pass" for outcome in outcomes)
-    return 1 if failed else 0
+    return 1 if any(outcome.verdict != "pass" for outcome in outcomes) else 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

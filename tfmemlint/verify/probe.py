@@ -17,6 +17,7 @@ import json
 import os
 import runpy
 import sys
+import threading
 from typing import Any
 
 _SESSION_MODULE = "tensorflow.python.client.session"
@@ -25,7 +26,7 @@ _ENV_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
 _ENV_VISIBLE = "CUDA_VISIBLE_DEVICES"
 
 _settings: list[dict[str, Any]] = []
-_state: dict[str, Any] = {"tensorflow_imported": False, "environment": None}
+_state: dict[str, Any] = {"tensorflow_imported": False, "environment": None, "report": None}
 
 
 def _entry(api: str, source: str, **values: Any) -> dict[str, Any]:
@@ -43,14 +44,49 @@ def _entry(api: str, source: str, **values: Any) -> dict[str, Any]:
 
 def _snapshot_environment() -> None:
     """The environment in force when TensorFlow first reaches for a GPU."""
-    if _state["environment"] is None:
-        _state["environment"] = {name: os.environ.get(name) for name in (_ENV_GROWTH, _ENV_VISIBLE)}
+    if _state["environment"] is not None:
+        return
+    _state["environment"] = {name: os.environ.get(name) for name in (_ENV_GROWTH, _ENV_VISIBLE)}
+    forced = _state["environment"][_ENV_GROWTH]
+    if forced is not None:
+        # TensorFlow honours exactly "true" and "false"; any other value is ignored.
+        growth = {"true": True, "false": False}.get(forced)
+        _settings.append(_entry("environment", _ENV_GROWTH, allow_growth=growth))
 
 
-def _record_session(session: Any, given: Any) -> None:
+def _runtime_started() -> bool:
+    context = sys.modules.get(_CONTEXT_MODULE)
+    return context is not None and getattr(context.context(), "_context_handle", None) is not None
+
+
+def _save(final: bool = False) -> None:
+    """Write what was seen so far, so that even `os._exit` leaves a report behind."""
+    path = _state["report"]
+    if path is None:
+        return
+    report = {
+        "complete": final,
+        "tensorflow_imported": _state["tensorflow_imported"] or "tensorflow" in sys.modules,
+        "eager_runtime_started": _runtime_started(),
+        "environment": _state["environment"],
+        "memory_settings": _settings,
+        "tf_peak_bytes": _tensorflow_peak() if final else None,
+    }
+    temporary = f"{path}.tmp"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(report, handle)
+    os.replace(temporary, path)
+
+
+def _record(entry: dict[str, Any]) -> None:
+    _settings.append(entry)
+    _save()
+
+
+def _record_session(session: Any, given: Any, runtime_started: bool, module: Any) -> None:
     """Record the config the session really holds; `given` is what the caller passed."""
     config = getattr(session, "_config", None)
-    api = type(session).__name__
+    api = "InteractiveSession" if isinstance(session, module.InteractiveSession) else "Session"
     if getattr(session, "_tfmemlint_bare_interactive", False):
         source = "InteractiveSession default"
     elif given is None:
@@ -58,16 +94,17 @@ def _record_session(session: Any, given: Any) -> None:
     else:
         source = "ConfigProto"
     if config is None:
-        _settings.append(_entry(api, source))
+        _record(_entry(api, source, runtime_started_before=runtime_started))
         return
     gpu = config.gpu_options
     limits = [
         limit for device in gpu.experimental.virtual_devices for limit in device.memory_limit_mb
     ]
-    _settings.append(
+    _record(
         _entry(
             api,
             source,
+            runtime_started_before=runtime_started,
             allow_growth=bool(gpu.allow_growth),
             per_process_gpu_memory_fraction=float(gpu.per_process_gpu_memory_fraction) or None,
             memory_limit_mb=sum(limits) if limits else None,
@@ -85,11 +122,13 @@ def _patch_session(module: Any) -> None:
 
     def base_init(self: Any, target: Any = "", graph: Any = None, config: Any = None) -> None:
         _snapshot_environment()
+        # An eager runtime started earlier already holds the GPU with its own options.
+        started = _runtime_started()
         original_base(self, target, graph, config)
         try:
-            _record_session(self, config)
+            _record_session(self, config, started, module)
         except Exception as exc:  # the probe must never break the script
-            _settings.append(_entry(type(self).__name__, f"unreadable config: {exc}"))
+            _record(_entry(type(self).__name__, f"unreadable config: {exc}"))
 
     def interactive_init(
         self: Any, target: Any = "", graph: Any = None, config: Any = None
@@ -106,30 +145,39 @@ def _patch_context(module: Any) -> None:
     context_class = module.Context
     set_growth = context_class.set_memory_growth
     set_logical = context_class.set_logical_device_configuration
+    set_visible = context_class.set_visible_devices
+    ensure_initialized = context_class.ensure_initialized
 
     def set_memory_growth(self: Any, dev: Any, enable: bool) -> Any:
         result = set_growth(self, dev, enable)
         _snapshot_environment()
-        _settings.append(
-            _entry("set_memory_growth", "set_memory_growth", allow_growth=bool(enable))
-        )
+        _record(_entry("set_memory_growth", "set_memory_growth", allow_growth=bool(enable)))
         return result
 
     def set_logical_device_configuration(self: Any, dev: Any, virtual_devices: Any) -> Any:
         result = set_logical(self, dev, virtual_devices)
         _snapshot_environment()
         limits = [d.memory_limit for d in virtual_devices if d.memory_limit is not None]
-        _settings.append(
-            _entry(
-                "set_logical_device_configuration",
-                "set_logical_device_configuration",
-                memory_limit_mb=sum(limits) if limits else None,
-            )
-        )
+        api = "set_logical_device_configuration"
+        _record(_entry(api, api, memory_limit_mb=sum(limits) if limits else None))
         return result
+
+    def set_visible_devices(self: Any, devices: Any, device_type: Any = None) -> Any:
+        result = set_visible(self, devices, device_type)
+        listed = devices if isinstance(devices, (list, tuple)) else [devices]
+        gpus = [d for d in listed if getattr(d, "device_type", None) == "GPU"]
+        if device_type in (None, "GPU"):
+            _record(_entry("set_visible_devices", "set_visible_devices", gpu_count=len(gpus)))
+        return result
+
+    def initialize(self: Any) -> Any:
+        _snapshot_environment()  # the runtime reads the environment as it starts
+        return ensure_initialized(self)
 
     context_class.set_memory_growth = set_memory_growth
     context_class.set_logical_device_configuration = set_logical_device_configuration
+    context_class.set_visible_devices = set_visible_devices
+    context_class.ensure_initialized = initialize
 
 
 _PATCHES = {_SESSION_MODULE: _patch_session, _CONTEXT_MODULE: _patch_context}
@@ -165,47 +213,43 @@ class _Finder(importlib.abc.MetaPathFinder):
         return None
 
 
-def _tensorflow_peak() -> tuple[int | None, bool]:
-    """TensorFlow's own peak of in-use GPU memory, and whether its eager runtime ever started."""
-    context = sys.modules.get(_CONTEXT_MODULE)
-    if context is None:
-        return None, False
-    started = getattr(context.context(), "_context_handle", None) is not None
+def _tensorflow_peak() -> int | None:
+    """TensorFlow's own peak of in-use GPU memory, read only where reading it cannot start a
+    GPU allocator that the script never started (that would take the GPU at exit)."""
     tensorflow = sys.modules.get("tensorflow")
-    if tensorflow is None or not (started or _settings):
-        return None, started
+    if tensorflow is None:
+        return None
+    sessions = [e for e in _settings if e["api"] in ("Session", "InteractiveSession")]
+    gpu_in_use = _runtime_started() or (sessions and sessions[0].get("gpu_count") != 0)
+    visible = (_state["environment"] or {}).get(_ENV_VISIBLE)
+    if not gpu_in_use or (visible is not None and visible.strip() in ("", "-1")):
+        return None
     try:
         if not tensorflow.config.list_physical_devices("GPU"):
-            return None, started
-        return int(tensorflow.config.experimental.get_memory_info("GPU:0")["peak"]), started
+            return None
+        return int(tensorflow.config.experimental.get_memory_info("GPU:0")["peak"])
     except Exception:  # no GPU runtime, or an old TensorFlow: not measured
-        return None, started
-
-
-def _write_report(path: str) -> None:
-    peak, started = _tensorflow_peak()
-    _snapshot_environment()
-    report = {
-        "tensorflow_imported": _state["tensorflow_imported"] or "tensorflow" in sys.modules,
-        "eager_runtime_started": started,
-        "environment": _state["environment"],
-        "memory_settings": _settings,
-        "tf_peak_bytes": peak,
-    }
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(report, handle)
+        return None
 
 
 def main() -> None:
     report_path, script, *arguments = sys.argv[1:]
+    _state["report"] = report_path
     sys.meta_path.insert(0, _Finder())
     sys.argv = [script, *arguments]
-    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    # As `python script` does: the folder of the real file, a symbolic link resolved.
+    sys.path[0] = os.path.dirname(os.path.realpath(script))
+    _save()
     try:
         runpy.run_path(script, run_name="__main__")
     finally:
-        # Here, not in atexit: TensorFlow's own exit handlers may already have torn it down.
-        _write_report(report_path)
+        # Threads the script left running may still create sessions: wait for them, as Python
+        # itself does at exit. Then report, before TensorFlow's own exit handlers tear it down.
+        for thread in threading.enumerate():
+            if thread is not threading.main_thread() and not thread.daemon:
+                thread.join()
+        _snapshot_environment()
+        _save(final=True)
 
 
 if __name__ == "__main__":

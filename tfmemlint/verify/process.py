@@ -5,9 +5,11 @@ forked, ignored SIGTERM, or escaped into a new session of its own)."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +17,8 @@ from typing import IO
 
 # Between SIGTERM and SIGKILL: long enough for a clean exit, short enough not to stall a run.
 TERMINATE_GRACE_S = 2.0
+KILL_ROUNDS = 5
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def _read_stat(pid: int) -> tuple[int, int] | None:
@@ -58,22 +62,52 @@ def descendants(root: int, table: dict[int, tuple[int, int]]) -> set[int]:
 @dataclass
 class ProcessTree:
     """Remembers every process ever seen under a root, with its start time, so that a process
-    that escaped (reparented to init) is still ended, and a reused pid is never hit."""
+    that escaped (reparented) is still sampled and ended, and a reused pid is never hit.
+
+    `adopter`: this process, when it is a child subreaper: orphans of the script are then
+    reparented to it, and count as the script's while it is the only one running.
+    """
 
     root: int
+    adopter: int | None = None
     seen: dict[int, int] = field(default_factory=dict)
     lister: Callable[[], dict[int, tuple[int, int]]] = list_processes
 
     def refresh(self) -> set[int]:
+        """Every process of the tree that is alive now, escaped ones included."""
         table = self.lister()
-        alive = descendants(self.root, table) & table.keys()
-        for pid in alive:
-            self.seen.setdefault(pid, table[pid][1])
-        return alive
+        roots = {self.root}
+        if self.adopter is not None:
+            roots |= {pid for pid, (parent, _) in table.items() if parent == self.adopter}
+        for root in roots:
+            for pid in descendants(root, table) & table.keys():
+                self.seen.setdefault(pid, table[pid][1])
+        return {pid for pid, start in self.seen.items() if pid in table and table[pid][1] == start}
 
     def survivors(self) -> list[int]:
-        table = self.lister()
-        return [pid for pid, start in self.seen.items() if pid in table and table[pid][1] == start]
+        return sorted(self.refresh())
+
+
+def become_subreaper() -> bool:
+    """Make orphans of our children ours, not init's (Linux): a script that double-forks a
+    daemon cannot slip out of the tree then."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def end_leftovers() -> None:
+    """SIGKILL every process still below this one: run once no script runs any more."""
+    table = list_processes()
+    leftovers = descendants(os.getpid(), table) - {os.getpid()}
+    _signal_all(leftovers, None, signal.SIGKILL)
+    for pid in leftovers:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)  # reap the ones we adopted
 
 
 def _signal_all(pids: Iterable[int], pgid: int | None, signum: int) -> None:
@@ -86,8 +120,8 @@ def _signal_all(pids: Iterable[int], pgid: int | None, signum: int) -> None:
 
 
 def end_tree(process: subprocess.Popen, tree: ProcessTree) -> None:
-    """SIGTERM the child's group and every process seen under it, then SIGKILL what is left."""
-    tree.refresh()
+    """SIGTERM the child's group and every process seen under it, then SIGKILL what is left,
+    again and again while the tree still spawns (a SIGTERM handler may start new processes)."""
     pgid = process.pid  # start_new_session made the child its group's leader
     _signal_all(tree.survivors(), pgid, signal.SIGTERM)
     deadline = time.monotonic() + TERMINATE_GRACE_S
@@ -95,7 +129,12 @@ def end_tree(process: subprocess.Popen, tree: ProcessTree) -> None:
         if process.poll() is not None and not [p for p in tree.survivors() if p != process.pid]:
             break
         time.sleep(0.05)
-    _signal_all(tree.survivors(), pgid, signal.SIGKILL)
+    for _ in range(KILL_ROUNDS):
+        survivors = [p for p in tree.survivors() if p != process.pid or process.poll() is None]
+        if not survivors:
+            break
+        _signal_all(survivors, pgid, signal.SIGKILL)
+        time.sleep(0.05)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=5)
 

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ class Outcome:
     reason: str = ""
     output_tail: str = ""
     baseline: Outcome | None = None
+    compared: bool = False  # run with --baseline: `baseline` is in the JSON, null if none
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -67,8 +68,8 @@ class Outcome:
             "verdict": self.verdict,
             "reason": self.reason,
         }
-        if self.baseline is not None:
-            data["baseline"] = self.baseline.to_json()
+        if self.compared:
+            data["baseline"] = self.baseline.to_json() if self.baseline is not None else None
         return data
 
 
@@ -79,6 +80,7 @@ class Options:
     script_args: Sequence[str] = ()
     gpu: Gpu | None = None
     nvml: Any = None
+    adopt_orphans: bool = False
 
 
 def _child_env(options: Options) -> dict[str, str]:
@@ -96,14 +98,15 @@ def run_script(script: str, options: Options) -> Outcome:
         report_path = os.path.join(work, "report.json")
         log_path = os.path.join(work, "output.log")
         command = [options.python, str(PROBE), report_path, script, *options.script_args]
-        sampler = None
         timed_out = False
+        # Read the device's baseline before the launch, so the script's own use is all delta.
+        sampler = PeakSampler(options.nvml, options.gpu) if options.gpu is not None else None
         with open(log_path, "wb") as log:
             started = time.monotonic()
             child = process.launch(command, _child_env(options), log)
-            tree = process.ProcessTree(child.pid)
-            if options.gpu is not None:
-                sampler = PeakSampler(options.nvml, options.gpu, tree)
+            # One script at a time (the GPU case): orphans we adopt are this script's.
+            adopter = os.getpid() if options.adopt_orphans else None
+            tree = process.ProcessTree(child.pid, adopter=adopter)
             try:
                 while child.poll() is None and not _interrupted.is_set():
                     pids = tree.refresh()
@@ -177,10 +180,15 @@ def run_all(
     jobs: Sequence[Job],
     options: Options,
     on_start: Callable[[str], None] = lambda script: None,
+    compared: bool = False,
 ) -> list[Outcome]:
     """Run every script and its baseline. Without a GPU to sample, runs share the CPU cores;
-    with one they go one at a time, so that one script's memory never shows in another's peak."""
+    with one they go one at a time, so that one script's memory never shows in another's peak.
+    Whatever the scripts leave running is ended at the end."""
     scripts = [s for job in jobs for s in (job.baseline, job.script) if s is not None]
+    subreaper = process.become_subreaper()
+    sequential = options.gpu is not None
+    options = replace(options, adopt_orphans=subreaper and sequential)
 
     def run(script: str) -> Outcome:
         if _interrupted.is_set():
@@ -188,7 +196,7 @@ def run_all(
         on_start(script)
         return run_script(script, options)
 
-    workers = 1 if options.gpu is not None else max(1, min(len(scripts), os.cpu_count() or 1))
+    workers = 1 if sequential else max(1, min(len(scripts), os.cpu_count() or 1))
     _interrupted.clear()
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
@@ -198,11 +206,13 @@ def run_all(
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        process.end_leftovers()
     by_script = iter(results)
     outcomes = []
     for job in jobs:
         baseline = next(by_script) if job.baseline is not None else None
         outcome = next(by_script)
         outcome.baseline = baseline
+        outcome.compared = compared
         outcomes.append(outcome)
     return outcomes

@@ -12,8 +12,6 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from tfmemlint.verify.process import ProcessTree
-
 NO_GPU = "no NVIDIA GPU visible"
 
 
@@ -58,7 +56,7 @@ def open_gpu(nvml: Any, index: int, visible: str | None = None) -> Gpu | None:
         if entry.isdigit():
             handle = nvml.nvmlDeviceGetHandleByIndex(int(entry))
         else:
-            handle = nvml.nvmlDeviceGetHandleByUUID(entry)
+            handle = _by_uuid_prefix(nvml, entry)
         return Gpu(
             name=_text(nvml.nvmlDeviceGetName(handle)),
             index=index,
@@ -70,13 +68,25 @@ def open_gpu(nvml: Any, index: int, visible: str | None = None) -> Gpu | None:
         return None
 
 
-class PeakSampler:
-    """Call `sample()` every few tens of milliseconds while the child runs; read `peak_bytes`."""
+def _by_uuid_prefix(nvml: Any, prefix: str) -> Any:
+    """CUDA accepts any unique prefix of a GPU's UUID in CUDA_VISIBLE_DEVICES."""
+    matches = []
+    for index in range(nvml.nvmlDeviceGetCount()):
+        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        if _text(nvml.nvmlDeviceGetUUID(handle)).startswith(prefix):
+            matches.append(handle)
+    if len(matches) != 1:
+        raise LookupError(f"{prefix!r} names {len(matches)} GPUs")
+    return matches[0]
 
-    def __init__(self, nvml: Any, gpu: Gpu, tree: ProcessTree) -> None:
+
+class PeakSampler:
+    """Create it just before the launch (it reads the device's baseline then); call `sample()`
+    with the tree's live pids every few tens of milliseconds; read `peak_bytes`."""
+
+    def __init__(self, nvml: Any, gpu: Gpu) -> None:
         self.nvml = nvml
         self.gpu = gpu
-        self.tree = tree
         self.baseline_used = self._device_used()
         self.pid_peak = 0
         self.delta_peak = 0
@@ -85,9 +95,7 @@ class PeakSampler:
     def _device_used(self) -> int:
         return int(self.nvml.nvmlDeviceGetMemoryInfo(self.gpu.handle).used)
 
-    def sample(self, pids: set[int] | None = None) -> None:
-        if pids is None:
-            pids = self.tree.refresh()
+    def sample(self, pids: set[int]) -> None:
         try:
             processes = self.nvml.nvmlDeviceGetComputeRunningProcesses(self.gpu.handle)
             used = self._device_used()

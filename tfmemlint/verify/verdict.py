@@ -7,9 +7,10 @@ The rules (the README's "Verdicts" section says the same):
   devices. A script that starts no TensorFlow runtime at all reserves nothing and is aware too.
   A script that is not memory-aware fails: it preallocates.
 - With a GPU measurement, the peak the process held must also stay within the setting's bound:
-  growth: at most twice TensorFlow's own in-use peak (the BFC allocator grows in doubling
-  regions) plus CONTEXT_ALLOWANCE; a fraction f: f x total plus CONTEXT_ALLOWANCE; a memory limit:
-  the limit plus CONTEXT_ALLOWANCE.
+  a memory limit: the limit plus CONTEXT_ALLOWANCE (a limit wins over growth, as in TensorFlow);
+  a fraction f: f x total plus CONTEXT_ALLOWANCE; growth: twice TensorFlow's own in-use peak
+  (the BFC allocator grows in doubling regions) plus CONTEXT_ALLOWANCE, or 90 % of the total when
+  TensorFlow's figure is missing; no GPU in use: CONTEXT_ALLOWANCE alone.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ MIB = 1024 * 1024
 # The CUDA context costs 300-500 MiB per process before any tensor; cuDNN and cuBLAS add more.
 CONTEXT_ALLOWANCE_BYTES = 1536 * MIB
 GROWTH_SLACK = 2
+# Without TensorFlow's own figure, growth must at least stay clear of preallocation, which takes
+# the total less a reserve of about 1.8 GB on Hopper (97 % and more of an H200).
+GROWTH_FALLBACK_SHARE = 0.9
 
 
 def limits_memory(entry: dict[str, Any]) -> bool:
@@ -44,42 +48,63 @@ def memory_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, Any] 
         return True, "TF_FORCE_GPU_ALLOW_GROWTH=true", None
     if not report.get("tensorflow_imported"):
         return True, "does not import TensorFlow", None
+
+    def aware(entry: dict[str, Any]) -> bool:
+        # TF_FORCE_GPU_ALLOW_GROWTH=false turns growth off, whatever the config says.
+        if forced == "false" and not (
+            entry.get("per_process_gpu_memory_fraction")
+            or entry.get("memory_limit_mb")
+            or entry.get("gpu_count") == 0
+        ):
+            return False
+        return limits_memory(entry)
+
     sessions = [e for e in settings if e["api"] in ("Session", "InteractiveSession")]
-    eager = [e for e in settings if e not in sessions]
+    eager = [e for e in settings if e not in sessions and e["api"] != "environment"]
+    eager_aware = any(aware(e) for e in eager)
     if sessions:
         first = sessions[0]
-        aware = limits_memory(first)
-        if forced == "false" and not (
-            first.get("per_process_gpu_memory_fraction") or first.get("memory_limit_mb")
-        ):
+        if first.get("runtime_started_before") and not eager_aware:
+            return False, "the eager runtime took the GPU before the first session", first
+        if aware(first):
+            return True, "first session limits GPU memory", first
+        if forced == "false" and limits_memory(first):
             return False, "TF_FORCE_GPU_ALLOW_GROWTH=false overrides allow_growth", first
-        why = "first session limits GPU memory" if aware else "first session preallocates"
-        return aware, why, first
-    if any(limits_memory(e) for e in eager):
+        return False, "first session preallocates", first
+    if eager_aware:
         return True, "eager runtime configured before use", None
+    if forced == "false" and any(limits_memory(e) for e in eager):
+        return False, "TF_FORCE_GPU_ALLOW_GROWTH=false overrides memory growth", None
     if not report.get("eager_runtime_started"):
         return True, "starts no TensorFlow runtime", None
     return False, "eager runtime started with default options: it preallocates", None
 
 
-def gpu_bound(
-    decider: dict[str, Any] | None, report: dict[str, Any], total_bytes: int
-) -> int | None:
-    """The most GPU memory the settings allow the process, or None when they set no bound."""
+def gpu_bound(decider: dict[str, Any] | None, report: dict[str, Any], total_bytes: int) -> int:
+    """The most GPU memory the settings allow the process, CUDA context included."""
+    environment = report.get("environment") or {}
+    visible = environment.get("CUDA_VISIBLE_DEVICES")
     settings = [decider] if decider else (report.get("memory_settings") or [])
-    bounds = []
-    for entry in settings:
-        if entry.get("per_process_gpu_memory_fraction"):
-            bounds.append(entry["per_process_gpu_memory_fraction"] * total_bytes)
-        if entry.get("memory_limit_mb"):
-            bounds.append(entry["memory_limit_mb"] * MIB)
+    if (visible is not None and visible.strip() in ("", "-1")) or any(
+        e.get("gpu_count") == 0 for e in settings
+    ):
+        return CONTEXT_ALLOWANCE_BYTES  # no GPU in use: at most a context
+    # A memory limit wins over growth (TensorFlow drops growth on a GPU with virtual devices).
+    limits = [e["memory_limit_mb"] * MIB for e in settings if e.get("memory_limit_mb")]
+    if limits:
+        return int(min(limits) + CONTEXT_ALLOWANCE_BYTES)
+    fractions = [
+        e["per_process_gpu_memory_fraction"] * total_bytes
+        for e in settings
+        if e.get("per_process_gpu_memory_fraction")
+    ]
+    if fractions:
+        return int(min(fractions) + CONTEXT_ALLOWANCE_BYTES)
     tf_peak = report.get("tf_peak_bytes")
-    growth = any(entry.get("allow_growth") for entry in settings)
-    if growth and tf_peak is not None:
-        bounds.append(GROWTH_SLACK * tf_peak)
-    if not bounds:
-        return None
-    return int(min(bounds) + CONTEXT_ALLOWANCE_BYTES)
+    if tf_peak is not None:
+        return int(GROWTH_SLACK * tf_peak + CONTEXT_ALLOWANCE_BYTES)
+    # Growth, but TensorFlow's own figure is missing: "far below the total" is what is left.
+    return int(GROWTH_FALLBACK_SHARE * total_bytes)
 
 
 def decide(
@@ -103,6 +128,6 @@ def decide(
     if gpu_peak is None or total_bytes is None:
         return "pass", why, aware
     bound = gpu_bound(decider, report, total_bytes)
-    if bound is not None and gpu_peak > bound:
+    if gpu_peak > bound:
         return "fail", f"{why}, but held {gpu_peak / MIB:.0f} MiB > {bound / MIB:.0f} MiB", aware
     return "pass", why, aware
