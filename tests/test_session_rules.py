@@ -455,3 +455,26 @@ def test_config_passed_as_target_is_reported_without_a_fix() -> None:
     [finding] = lint_text("t.py", source, settings())
     assert finding.code == "TFM101" and finding.fix is None
     assert "passed as `target`" in finding.message
+
+
+def test_bare_session_chosen_in_a_branch_is_reported_but_not_fixed() -> None:
+    source = dedent(
+        """\
+        import tensorflow as tf
+        def make(allow_growth):
+            if allow_growth:
+                config = tf.ConfigProto()
+                config.gpu_options.allow_growth = True
+                sess = tf.Session(config=config)
+            else:
+                sess = tf.Session()
+            return sess
+        """
+    )
+    [finding] = lint_text("t.py", source, settings())
+    assert finding.code == "TFM101" and finding.fix is None
+    assert "other branch" in finding.message
+    # Without a configured sibling, the usual fix.
+    alone = "import tensorflow as tf\nif x:\n    s = tf.Session()\nelse:\n    s = None\n"
+    [finding] = lint_text("t.py", alone, settings())
+    assert finding.fix is not None

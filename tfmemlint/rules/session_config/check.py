@@ -235,6 +235,9 @@ class SessionCheck:
         if self._config_as_target():
             message += "; its config is passed as `target`, the first argument: use `config=`"
             return self.ctx.finding(NO_CONFIG, message, self.call, None)
+        if self._deliberately_bare():
+            message += " (the other branch of its `if` passes a config: not fixed, left to you)"
+            return self.ctx.finding(NO_CONFIG, message, self.call, None)
         fix = None
         if self.entry.creator:
             # Only TF1's namespace holds train.ChiefSessionCreator as well as the protos.
@@ -256,6 +259,28 @@ class SessionCheck:
             if edit is not None:
                 fix = Fix(f"Pass `{self.entry.keyword}={new_config}`", (edit, *import_edits))
         return self.ctx.finding(NO_CONFIG, message, self.call, fix)
+
+    def _deliberately_bare(self) -> bool:
+        """`if allow_growth: Session(config=cfg) else: Session()`: the bare one is a choice the
+        code makes on purpose, so a fix would override it."""
+        branch_if = next((n for n in self.site.ancestry if isinstance(n, cst.If)), None)
+        if branch_if is None:
+            return False
+        own_branch = next(
+            (n for n in self.site.ancestry if n is branch_if.body or n is branch_if.orelse), None
+        )
+        for other in self.names.calls:
+            if other is self.site or not any(n is branch_if for n in other.ancestry):
+                continue
+            if any(n is own_branch for n in other.ancestry):
+                continue
+            found = _entry_point(self.ctx, other)
+            if found is None or found[0] is not self.entry:
+                continue
+            config, _ = SessionCheck(self.ctx, other, *found)._config_argument()
+            if config is not None and not literals.is_none(config.value):
+                return True
+        return False
 
     def _config_as_target(self) -> bool:
         """`Session(cfg)`: TensorFlow raises TypeError; adding `config=` would not help."""
