@@ -478,3 +478,47 @@ def test_bare_session_chosen_in_a_branch_is_reported_but_not_fixed() -> None:
     alone = "import tensorflow as tf\nif x:\n    s = tf.Session()\nelse:\n    s = None\n"
     [finding] = lint_text("t.py", alone, settings())
     assert finding.fix is not None
+
+
+# -- helpers in the same module, one level deep ---------------------------------------------------
+HELPER_AWARE = "def get_config():\n    c = tf.ConfigProto()\n    c.gpu_options.allow_growth = True\n    return c\n"
+HELPER_BARE = "def get_config():\n    c = tf.ConfigProto(allow_soft_placement=True)\n    return c\n"
+
+
+@pytest.mark.parametrize(
+    "use",
+    ["s = tf.Session(config=get_config())\n", "cfg = get_config()\ns = tf.Session(config=cfg)\n"],
+)
+def test_config_helpers_are_followed(use: str) -> None:
+    assert codes(f"import tensorflow as tf\n{HELPER_AWARE}{use}") == []
+    source = f"import tensorflow as tf\n{HELPER_BARE}{use}"
+    assert codes(source) == ["TFM102"]
+    result = fixed(source)
+    assert codes(result) == []
+    assert result.count("allow_growth = True") == 1
+
+
+def test_helper_fix_lands_in_the_helper() -> None:
+    source = f"import tensorflow as tf\n{HELPER_BARE}s = tf.Session(config=get_config())\n"
+    assert fixed(source) == (
+        "import tensorflow as tf\ndef get_config():\n"
+        "    c = tf.ConfigProto(allow_soft_placement=True)\n"
+        "    c.gpu_options.allow_growth = True\n    return c\n"
+        "s = tf.Session(config=get_config())\n"
+    )
+    inline = "import tensorflow as tf\ndef get_config():\n    return tf.ConfigProto()\ns = tf.Session(config=get_config())\n"
+    assert "return tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))" in fixed(inline)
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        "def get_config(c):\n    return c\n",
+        "def get_config():\n    if x:\n        return tf.ConfigProto()\n    return None\n",
+        "def get_config():\n    return other_helper()\ndef other_helper():\n    return tf.ConfigProto()\n",
+    ],
+)
+def test_helpers_beyond_reach_stay_unresolved(helper: str) -> None:
+    source = f"import tensorflow as tf\n{helper}s = tf.Session(config=get_config())\n"
+    assert codes(source) == []
+    assert codes(source, "TFM190") == ["TFM190"]

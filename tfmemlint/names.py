@@ -137,6 +137,14 @@ class CallSite:
 
 
 @dataclass(frozen=True, eq=False)
+class ReturnSite:
+    node: cst.Return
+    scope: Scope
+    order: int
+    ancestry: Ancestry
+
+
+@dataclass(frozen=True, eq=False)
 class TargetAssign:
     """`x[key] = value` or `x.attr = value`: `os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"`,
     `config.gpu_options.per_process_gpu_memory_fraction = 0.4`."""
@@ -232,6 +240,8 @@ class ModuleNames(cst.CSTVisitor):
     def __init__(self, module: cst.Module) -> None:
         self.module_scope = Scope("module", module, None)
         self.calls: list[CallSite] = []
+        # Each function's `return` statements (not its nested functions'), as call-like sites.
+        self.returns: dict[cst.CSTNode, list[ReturnSite]] = {}
         self.subscript_assigns: list[TargetAssign] = []
         self.attribute_assigns: list[TargetAssign] = []
         self.all_names: set[str] = set()
@@ -423,6 +433,11 @@ class ModuleNames(cst.CSTVisitor):
             self._bind(node.name.value, "other")
 
     # -- references --------------------------------------------------------------------------
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._scope.kind == "function":
+            site = ReturnSite(node, self._scope, self._order, self._ancestry)
+            self.returns.setdefault(self._scope.node, []).append(site)
+
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(CallSite(node, self._scope, self._order, self._ancestry))
 

@@ -52,8 +52,9 @@ CONFIG_WITHOUT_MEMORY_OPTION = Rule(
         what_it_does="Finds sessions whose `ConfigProto` sets none of `gpu_options.allow_growth`, "
         "`per_process_gpu_memory_fraction`, `experimental.virtual_devices` or "
         "`device_count={'GPU': 0}`: an inline `ConfigProto(...)`, a `GPUOptions(...)` without a "
-        "memory field, or a config variable built in the same or an enclosing scope. A setting "
-        "made only after the session is created has no effect and does not count.",
+        "memory field, a config variable built in the same or an enclosing scope, or one that a "
+        "function of the same module returns (one level deep). A setting made only after the "
+        "session is created has no effect and does not count.",
         why=_WHY,
         example="config = tf.ConfigProto(allow_soft_placement=True)\n"
         "sess = tf.Session(config=config)",

@@ -153,13 +153,21 @@ def _entry_point(ctx: FileContext, site: CallSite) -> tuple[EntryPoint, cst.Base
 
 class SessionCheck:
     def __init__(
-        self, ctx: FileContext, site: CallSite, entry: EntryPoint, spelling: cst.BaseExpression
+        self,
+        ctx: FileContext,
+        site: CallSite,
+        entry: EntryPoint,
+        spelling: cst.BaseExpression,
+        anchor: cst.CSTNode | None = None,
     ) -> None:
         self.ctx = ctx
         self.site = site
         self.call = site.node
         self.entry = entry
         self.spelling = spelling
+        # Where the config is used: the call, or the `return` of a helper that builds it.
+        self.anchor = anchor or site.node
+        self.depth = 0
         self.names = ctx.names
         func = site.node.func
         self.label = f"`{dotted_name(func) or ' '.join(ctx.code(func).split())}()`"
@@ -303,7 +311,35 @@ class SessionCheck:
             return self._config_call(expr)
         if isinstance(expr, cst.Name):
             return self._variable(expr, "ConfigProto")
+        if isinstance(expr, cst.Call):
+            helper = self._helper(expr, self.site.scope, self.site.order)
+            if helper is not None:
+                return helper
         return Verdict(State.UNKNOWN, f"its config `{self.ctx.code(expr)}` is not built here")
+
+    def _helper(self, call: cst.Call, scope: Scope, order: int) -> Verdict | None:
+        """A config from a function of this module with one `return`, followed one level deep:
+        `def get_config(): ...; return config`. None when `call` is no such helper."""
+        if self.depth > 0 or not isinstance(call.func, cst.Name):
+            return None
+        found = self.names.lookup(call.func.value, scope, order)
+        if found is None or len(found[1]) != 1:
+            return None
+        definition = found[1][0].statement
+        returns = self.names.returns.get(definition, []) if definition is not None else []
+        if not isinstance(definition, cst.FunctionDef) or len(returns) != 1:
+            return None
+        returned = returns[0]
+        if returned.node.value is None:
+            return None
+        inside = CallSite(self.call, returned.scope, returned.order, returned.ancestry)
+        helper = SessionCheck(self.ctx, inside, self.entry, self.spelling, anchor=returned.node)
+        helper.depth = self.depth + 1
+        verdict = helper._config_expression(returned.node.value)
+        name = call.func.value
+        if verdict.state is State.UNKNOWN:
+            return Verdict(State.UNKNOWN, f"{verdict.reason} (in `{name}()`)")
+        return Verdict(verdict.state, verdict.reason, verdict.fix)
 
     def _keywords(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
         """A proto constructor's keyword arguments; None when some cannot be seen (`**`)."""
@@ -424,18 +460,23 @@ class SessionCheck:
         value = binding.value
         if binding.kind != "assign" or not isinstance(value, cst.Call):
             return Verdict(State.UNKNOWN, f"{what} is not built in this module")
-        if self.names.api_of(value.func, binding.scope, binding.order) != kind:
-            return Verdict(State.UNKNOWN, f"{what} comes from `{self.ctx.code(value.func)}()`")
-
-        built = (
-            self._config_call(value)
-            if kind == "ConfigProto"
-            else self._gpu_options_expression(value)
-        )
+        if self.names.api_of(value.func, binding.scope, binding.order) == kind:
+            built = (
+                self._config_call(value)
+                if kind == "ConfigProto"
+                else self._gpu_options_expression(value)
+            )
+        else:
+            helper = (
+                self._helper(value, binding.scope, binding.order) if kind == "ConfigProto" else None
+            )
+            if helper is None:
+                return Verdict(State.UNKNOWN, f"{what} comes from `{self.ctx.code(value.func)}()`")
+            built = Verdict(helper.state, helper.reason)  # a fix goes after this line instead
         if built.state is State.UNKNOWN:
             return built
         verdicts = [built] if built.state is not State.MISSING else []
-        until = self.ctx.span(self.call)[0] if same_scope else None
+        until = self.ctx.span(self.anchor)[0] if same_scope else None
         late: list[int] = []
         for verdict, row, in_time in self._uses(binding, scope, until):
             if in_time:
