@@ -272,3 +272,15 @@ def test_the_lint_path_never_imports_verify_or_tensorflow(write) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_prefilter_follows_the_selection(tmp_path: Path) -> None:
+    """A file that only an opt-in rule could flag is parsed only when that rule is selected."""
+    from tfmemlint.prefilter import may_have_findings
+    from tfmemlint.settings import select_rules
+
+    raw = b'import tensorflow as tf\nif __name__ == "__main__":\n    print(tf.ones([2]))\n'
+    assert not may_have_findings(raw, select_rules())
+    assert may_have_findings(raw, select_rules(extend_select=["TFM205"]))
+    assert may_have_findings(b"import tensorflow as tf\ns = tf.Session()\n", select_rules())
+    assert not may_have_findings(b"import os\n", select_rules(extend_select=["TFM"]))

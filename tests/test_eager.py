@@ -117,3 +117,39 @@ def test_growth_and_limit_on_the_same_gpu() -> None:
         + "\n"
     )
     assert lint(growth_off) == []
+
+
+SCRIPT = 'import os\nimport tensorflow as tf\n\n\ndef main():\n    print(tf.ones([2]))\n\n\nif __name__ == "__main__":\n    main()\n'
+
+
+def test_unconfigured_tf2_script_is_opt_in_and_fixed_after_the_import() -> None:
+    from tfmemlint.settings import Policy, select_rules
+
+    assert lint(SCRIPT) == []
+    opted = Settings(Policy(), select_rules(extend_select=["TFM205"]))
+    [finding] = lint_text("t.py", SCRIPT, opted)
+    assert (finding.code, finding.location.row) == ("TFM205", 2)
+    result = fix_text("t.py", SCRIPT, opted)[0]
+    assert result.startswith(
+        "import os\nimport tensorflow as tf\n"
+        'for gpu in tf.config.list_physical_devices("GPU"):\n'
+        "    try:\n        tf.config.experimental.set_memory_growth(gpu, True)\n"
+        "    except RuntimeError:\n        pass  # the runtime already started\n"
+    )
+    assert lint_text("t.py", result, opted) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda s: s.replace('if __name__ == "__main__":\n    main()\n', "main()\n"),  # a library
+        lambda s: s.replace("import tensorflow as tf", "import tensorflow.compat.v1 as tf"),
+        lambda s: s + 'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"\n',
+        lambda s: s + "sess = tf.compat.v1.Session()\n",  # TF1 style: the session rules apply
+    ],
+)
+def test_scripts_that_tfm205_leaves_alone(change) -> None:
+    from tfmemlint.settings import Policy, select_rules
+
+    opted = Settings(Policy(), select_rules(extend_select=["TFM205"]))
+    assert [f.code for f in lint_text("t.py", change(SCRIPT), opted) if f.code == "TFM205"] == []

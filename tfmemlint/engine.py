@@ -7,6 +7,7 @@ the way to it.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from collections.abc import Callable, Iterable
 from functools import cached_property
@@ -71,16 +72,18 @@ class FileContext:
         )
 
 
-def _checkers() -> list[Callable[[FileContext], Iterable[Finding]]]:
+Checker = Callable[[FileContext], Iterable[Finding]]
+
+
+@functools.lru_cache(maxsize=8)
+def _checkers(selected: frozenset[str]) -> tuple[Checker, ...]:
+    """The checkers of the families that have a selected rule, imported on first use."""
     found = []
     for family in FAMILIES:
-        if family.checker:
+        if family.checker and any(rule.code in selected for rule in family.rules):
             module, _, function = family.checker.partition(":")
             found.append(getattr(importlib.import_module(module), function))
-    return found
-
-
-_CHECKERS: list[Callable[[FileContext], Iterable[Finding]]] | None = None
+    return tuple(found)
 
 
 def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
@@ -88,14 +91,11 @@ def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
 
     Raises libcst.ParserSyntaxError for text that is not Python 3.
     """
-    global _CHECKERS
-    if _CHECKERS is None:
-        _CHECKERS = _checkers()
     module = cst.parse_module(text)
     context = FileContext(filename, text, module, settings.policy)
     findings = [
         finding
-        for checker in _CHECKERS
+        for checker in _checkers(settings.selected)
         for finding in checker(context)
         if finding.code in settings.selected
     ]

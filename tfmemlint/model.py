@@ -75,6 +75,8 @@ class Rule:
     enabled_by_default: bool = True
     fixable: bool = True
     level: Level = "error"
+    # Byte strings that let a file through the pre-filter for this rule alone, when it is selected.
+    triggers: tuple[bytes, ...] = ()
 
 
 @dataclass

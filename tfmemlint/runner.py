@@ -50,7 +50,7 @@ def check_file(filename: str, settings: Settings, mode: Mode, verbose: bool = Fa
             _diagnostic(filename, READ_ERROR, f"Cannot read file: {exc.strerror or exc}")
         )
         return result
-    if not may_have_findings(raw):
+    if not may_have_findings(raw, settings.selected):
         return result
     try:
         source = SourceText.decode(raw)

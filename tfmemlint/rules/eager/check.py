@@ -10,12 +10,13 @@ import libcst as cst
 from tfmemlint import fixes
 from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
-from tfmemlint.names import CallSite, dotted_name
+from tfmemlint.names import TF1, CallSite, dotted_name
 from tfmemlint.rules import literals
 from tfmemlint.rules.eager import (
     CONFIGURED_AFTER_INITIALIZATION,
     GROWTH_AND_LIMIT,
     GROWTH_ON_SOME_GPUS,
+    UNCONFIGURED_ENTRY_SCRIPT,
 )
 from tfmemlint.rules.process_wide.check import VISIBLE_DEVICES, process_wide
 
@@ -111,6 +112,69 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         if config.api in GROWTH and _growth_enabled(config) and not restricted:
             yield from _growth_on_some(ctx, config)
     yield from _growth_and_limit(ctx, configs)
+    if not configs and not process_wide(ctx).limits and not _creates_sessions(ctx):
+        yield from _unconfigured_script(ctx)
+
+
+def _creates_sessions(ctx: FileContext) -> bool:
+    from tfmemlint.rules.session_config.check import ENTRY_POINTS
+
+    names = ctx.names
+    return any(names.api_of(s.node.func, s.scope, s.order) in ENTRY_POINTS for s in names.calls)
+
+
+def _is_main_guard(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+        return False
+    test = statement.test
+    sides = [test.left, *(c.comparator for c in test.comparisons)]
+    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) and any(
+        literals.string(s) == "__main__" for s in sides
+    )
+
+
+def _unconfigured_script(ctx: FileContext) -> Iterator[Finding]:
+    """TFM205: an entry-point script that imports TF2 and sets nothing about GPU memory."""
+    if not any(_is_main_guard(statement) for statement in ctx.module.body):
+        return
+    module_scope = ctx.names.module_scope
+    imports = [
+        bindings[0]
+        for bindings in module_scope.bindings.values()
+        if len(bindings) == 1
+        and bindings[0].kind == "import"
+        and bindings[0].qualified == TF1
+        and bindings[0].ancestry is not None
+        and bindings[0].ancestry.parent is not None
+        and isinstance(bindings[0].ancestry.parent.node, cst.Module)
+    ]
+    if not imports:
+        return
+    anchor = min(imports, key=lambda b: b.order)
+    alias = anchor.name
+    variable = next((v for v in ("gpu", "_gpu") if v not in ctx.names.all_names), None)
+    fix = None
+    if variable is not None:
+        unit = ctx.module.default_indent
+        row = ctx.lines.location(ctx.span(anchor.statement)[0]).row if anchor.statement else 1
+        newline = ctx.lines.newline_of(row)
+        block = newline.join(
+            [
+                f'for {variable} in {alias}.config.list_physical_devices("GPU"):',
+                f"{unit}try:",
+                f"{unit}{unit}{alias}.config.experimental.set_memory_growth({variable}, True)",
+                f"{unit}except RuntimeError:",
+                f"{unit}{unit}pass  # the runtime already started",
+            ]
+        )
+        edit = fixes.insert_line_after(ctx, anchor, block)
+        if edit is not None:
+            fix = Fix("Turn on memory growth on every GPU right after the import", (edit,))
+    message = (
+        "This TF2 script never configures GPU memory: its first op reserves nearly all of every GPU"
+    )
+    if anchor.statement is not None:
+        yield ctx.finding(UNCONFIGURED_ENTRY_SCRIPT, message, anchor.statement, fix)
 
 
 def _argument(call: cst.Call, position: int, *keywords: str) -> cst.BaseExpression | None:
