@@ -18,13 +18,21 @@ class RuleFamily:
 
 
 def _families() -> tuple[RuleFamily, ...]:
-    from tfmemlint.rules import eager, file_errors, process_wide, session_config, values
+    from tfmemlint.rules import (
+        eager,
+        file_errors,
+        process_wide,
+        session_config,
+        values,
+        whole_script,
+    )
 
     return (
         session_config.FAMILY,
         process_wide.FAMILY,
         eager.FAMILY,
         values.FAMILY,
+        whole_script.FAMILY,
         file_errors.FAMILY,
     )
 

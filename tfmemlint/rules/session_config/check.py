@@ -122,12 +122,12 @@ AWARE = Verdict(State.AWARE)
 
 def check(ctx: FileContext) -> Iterator[Finding]:
     for site in ctx.names.calls:
-        found = _entry_point(ctx, site)
+        found = entry_point(ctx, site)
         if found is not None:
             yield from SessionCheck(ctx, site, *found).findings()
 
 
-def _entry_point(ctx: FileContext, site: CallSite) -> tuple[EntryPoint, cst.BaseExpression] | None:
+def entry_point(ctx: FileContext, site: CallSite) -> tuple[EntryPoint, cst.BaseExpression] | None:
     """The entry point a call is, and the expression whose module spelling a fix follows (the
     callee, or for a method, the callee that built its receiver)."""
     func = site.node.func
@@ -173,23 +173,30 @@ class SessionCheck:
         self.label = f"`{dotted_name(func) or ' '.join(ctx.code(func).split())}()`"
 
     # -- entry --------------------------------------------------------------------------------
-    def findings(self) -> Iterator[Finding]:
+    def assess(self) -> tuple[Verdict, cst.Arg | None]:
+        """What the session gets, and the argument that carries its config (if any)."""
         if process_wide(self.ctx).limits_memory_for(self.site):
-            return
+            return AWARE, None
         config, dynamic = self._config_argument()
         if config is None and dynamic:
-            yield self._unresolved("its config may hide among * or ** or positional arguments")
-            return
+            reason = "its config may hide among * or ** or positional arguments"
+            return Verdict(State.UNKNOWN, reason), None
         if config is None or literals.is_none(config.value):
-            if not self.entry.missing_is_fine:
-                yield self._missing_config(config)
-            return
+            return (AWARE if self.entry.missing_is_fine else Verdict(State.MISSING)), config
         if self.entry.creator:
-            return  # the creator's own constructor is an entry point, checked where it is built
-        verdict = self._config_expression(config.value)
-        if verdict.state is State.AWARE:
+            # The creator's own constructor is an entry point, checked where it is built.
+            return Verdict(
+                State.UNKNOWN, "its session creator is checked where it is built"
+            ), config
+        return self._config_expression(config.value), config
+
+    def findings(self) -> Iterator[Finding]:
+        verdict, config = self.assess()
+        if verdict.state is State.AWARE or (self.entry.creator and config is not None):
             return
-        if verdict.state is State.UNKNOWN:
+        if verdict.state is State.MISSING and (config is None or literals.is_none(config.value)):
+            yield self._missing_config(config)
+        elif verdict.state is State.UNKNOWN:
             yield self._unresolved(verdict.reason)
         elif verdict.state is State.DISABLED:
             message = (
@@ -282,7 +289,7 @@ class SessionCheck:
                 continue
             if any(n is own_branch for n in other.ancestry):
                 continue
-            found = _entry_point(self.ctx, other)
+            found = entry_point(self.ctx, other)
             if found is None or found[0] is not self.entry:
                 continue
             config, _ = SessionCheck(self.ctx, other, *found)._config_argument()
@@ -540,7 +547,7 @@ class SessionCheck:
         if arg.keyword is not None and arg.keyword.value == "gpu_options":
             return self._api(call.func) == "ConfigProto"
         site = self.names.call_site(call)
-        found = _entry_point(self.ctx, site) if site is not None else None
+        found = entry_point(self.ctx, site) if site is not None else None
         if found is None:
             return False
         config, _ = SessionCheck(self.ctx, site, *found)._config_argument()

@@ -1,0 +1,67 @@
+"""Whole-script semantics (issue 4): the first session decides, and device listings before it
+create the allocator with default options."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tfmemlint.engine import lint_text
+from tfmemlint.settings import Settings
+
+GROWTH = "tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
+
+
+def lint(source: str) -> list[tuple[int, str]]:
+    found = lint_text("t.py", textwrap.dedent(source), Settings.default())
+    return [(f.location.row, f.code) for f in found]
+
+
+def test_later_session_with_other_settings_points_at_the_first() -> None:
+    source = f"import tensorflow as tf\na = tf.Session()\nb = tf.Session(config={GROWTH})\n"
+    assert lint(source) == [(2, "TFM101"), (3, "TFM401")]
+    [_, info] = lint_text("t.py", source, Settings.default())
+    assert "line 2" in info.message and "no effect" in info.message
+
+
+def test_sessions_with_the_same_settings_or_in_other_scopes_are_fine() -> None:
+    same = (
+        f"import tensorflow as tf\na = tf.Session(config={GROWTH})\nb = tf.InteractiveSession()\n"
+    )
+    assert lint(same) == []
+    scopes = f"import tensorflow as tf\na = tf.Session()\ndef f():\n    return tf.Session(config={GROWTH})\n"
+    assert lint(scopes) == [(2, "TFM101")]
+
+
+def test_device_listing_before_a_configured_session() -> None:
+    source = f"""\
+        import tensorflow as tf
+        from tensorflow.python.client import device_lib
+        print(device_lib.list_local_devices())
+        available = tf.test.is_gpu_available()
+        sess = tf.Session(config={GROWTH})
+        """
+    assert lint(source) == [(3, "TFM402"), (4, "TFM402")]
+
+
+def test_device_listing_that_is_harmless() -> None:
+    after = f"import tensorflow as tf\nsess = tf.Session(config={GROWTH})\nok = tf.test.is_gpu_available()\n"
+    assert lint(after) == []
+    configured = (
+        "import tensorflow as tf\nfrom tensorflow.python.client import device_lib\n"
+        f"cfg = {GROWTH}\ndevice_lib.list_local_devices(session_config=cfg)\n"
+        "sess = tf.Session(config=cfg)\n"
+    )
+    assert lint(configured) == []
+    no_session = "import tensorflow as tf\nok = tf.test.is_gpu_available()\n"
+    assert lint(no_session) == []
+
+
+def test_sessions_in_the_two_branches_of_an_if_are_independent() -> None:
+    source = f"""\
+        import tensorflow as tf
+        if growth:
+            sess = tf.Session(config={GROWTH})
+        else:
+            sess = tf.Session()
+        """
+    assert [code for _, code in lint(source)] == ["TFM101"]
