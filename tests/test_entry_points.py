@@ -171,3 +171,47 @@ def test_entry_points_of_other_libraries_are_not_findings() -> None:
         """
     )
     assert codes(source, "TFM190") == []
+
+
+def test_contrib_learn_run_config_defaults_to_the_whole_gpu() -> None:
+    source = "import tensorflow as tf\nrc = tf.contrib.learn.RunConfig(model_dir='/m')\n"
+    [finding] = lint_text("t.py", source, settings())
+    assert finding.code == "TFM101" and "gpu_memory_fraction=1" in finding.message
+    assert "session_config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))" in fixed(
+        source
+    )
+    capped = fix_text("t.py", source, Settings(Policy.parse("fraction=0.3"), select_rules()))[0]
+    assert "RunConfig(model_dir='/m', gpu_memory_fraction=0.3)" in capped
+    assert (
+        codes("import tensorflow as tf\nrc = tf.contrib.learn.RunConfig(gpu_memory_fraction=0.5)\n")
+        == []
+    )
+    assert (
+        codes("import tensorflow as tf\nrc = tf.contrib.learn.RunConfig(None, 0, False, 0.5)\n")
+        == []
+    )
+    assert codes(
+        "import tensorflow as tf\nrc = tf.contrib.learn.RunConfig(gpu_memory_fraction=1.0)\n"
+    ) == ["TFM103"]
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from keras import backend as K\nK.set_session(tf.Session())\n", ["TFM101"]),
+        ("sess = tf.Session()\ntf.keras.backend.set_session(sess)\n", ["TFM101"]),
+        (
+            "def get_session():\n    return tf.Session(config=cfg)\n"
+            "cfg = tf.ConfigProto()\ncfg.gpu_options.allow_growth = True\n"
+            "tf.compat.v1.keras.backend.set_session(get_session())\n",
+            [],
+        ),
+        (
+            "from helpers import make_session\ntf.keras.backend.set_session(make_session())\n",
+            ["TFM190"],
+        ),
+        ("def f(sess):\n    tf.keras.backend.set_session(sess)\n", ["TFM190"]),
+    ],
+)
+def test_keras_set_session_follows_the_session(source: str, expected: list[str]) -> None:
+    assert codes("import tensorflow as tf\n" + source, "TFM190") == expected

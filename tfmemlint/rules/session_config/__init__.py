@@ -27,7 +27,9 @@ NO_CONFIG = Rule(
         "`SessionManager(...).prepare_session` / `recover_session` / `wait_for_session`, "
         "`train.Server` and `Server.create_local_server`, `estimator.RunConfig` "
         "(`session_config`), slim's `learning.train`, `evaluation.evaluate_once` and "
-        "`evaluation_loop` (`session_config`), and `enable_eager_execution`. A bare "
+        "`evaluation_loop` (`session_config`), `enable_eager_execution`, and "
+        "`contrib.learn.RunConfig`, whose own `gpu_memory_fraction` defaults to 1, the whole "
+        "GPU. Sessions given to Keras's `set_session` are checked where they are created. A bare "
         "`InteractiveSession()` is not reported: TensorFlow gives it `allow_growth=True` itself "
         "(session.py, `InteractiveSession.__init__`). `contrib.tpu.RunConfig` never is: TPU jobs "
         "hold no GPU memory.",
@@ -94,7 +96,8 @@ UNRESOLVED_CONFIG = Rule(
     doc=RuleDoc(
         what_it_does="Reports sessions whose config tfmemlint cannot follow: a function "
         "parameter, an attribute, another module's helper, `**kwargs`, a config passed to code "
-        "that may change it. Off by default; turn it on with `--select TFM190` or "
+        "that may change it; and `set_session(sess)` with a session created out of sight. "
+        "Off by default; turn it on with `--select TFM190` or "
         "`--extend-select TFM190` to audit them.",
         why="These sessions may or may not limit GPU memory. The default output holds only "
         "problems tfmemlint can prove.",
@@ -107,8 +110,16 @@ UNRESOLVED_CONFIG = Rule(
 FAMILY = RuleFamily(
     rules=(NO_CONFIG, CONFIG_WITHOUT_MEMORY_OPTION, MEMORY_OPTION_DISABLED, UNRESOLVED_CONFIG),
     # Every entry point needs one of these somewhere in the file (in the call, an import or an
-    # alias): Session (and SessionCreator, SessionManager), Supervisor, Server, RunConfig, slim
-    # (tf_slim too), enable_eager_execution.
-    triggers=(b"Session", b"Supervisor", b"Server", b"RunConfig", b"slim", b"eager_execution"),
+    # alias): Session (and SessionCreator, SessionManager), set_session, Supervisor, Server,
+    # RunConfig, slim (tf_slim too), enable_eager_execution.
+    triggers=(
+        b"Session",
+        b"set_session",
+        b"Supervisor",
+        b"Server",
+        b"RunConfig",
+        b"slim",
+        b"eager_execution",
+    ),
     checker="tfmemlint.rules.session_config.check:check",
 )

@@ -56,6 +56,8 @@ class EntryPoint:
     creator: bool = False
     # Who reserves the memory, for the message; None: the call creates a session itself.
     holder: str | None = "its session"
+    # contrib.learn.RunConfig: a fraction keyword of its own, whose default 1 is the whole GPU.
+    fraction_keyword: str | None = None
 
 
 ENTRY_POINTS = {
@@ -78,6 +80,13 @@ ENTRY_POINTS = {
         "session_config", None, max_positional=13
     ),
     "enable_eager_execution": EntryPoint("config", 0, holder="the eager runtime"),
+    "contrib.learn.RunConfig": EntryPoint(
+        "session_config",
+        None,
+        max_positional=3,
+        holder="the Estimator's session",
+        fraction_keyword="gpu_memory_fraction",
+    ),
 }
 
 # Methods whose receiver must be built in reach: (the receiver's API, the method) -> entry point.
@@ -125,6 +134,40 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         found = entry_point(ctx, site)
         if found is not None:
             yield from SessionCheck(ctx, site, *found).findings()
+        elif (
+            ctx.names.api_of(site.node.func, site.scope, site.order) == "keras.backend.set_session"
+        ):
+            yield from _keras_session(ctx, site)
+
+
+def _keras_session(ctx: FileContext, site: CallSite) -> Iterator[Finding]:
+    """`set_session(sess)`: the session is checked where it is created; only one created out of
+    sight (another module, a parameter) is worth a word, under the off-by-default TFM190."""
+    argument = site.node.args[0].value if site.node.args else None
+    created: cst.BaseExpression | None = argument
+    scope, order = site.scope, site.order
+    if isinstance(argument, cst.Name):
+        found = ctx.names.lookup(argument.value, scope, order)
+        binding = found[1][0] if found is not None and len(found[1]) == 1 else None
+        created = binding.value if binding is not None and binding.kind == "assign" else None
+        if binding is not None:
+            scope, order = binding.scope, binding.order
+    if isinstance(created, cst.Call) and isinstance(created.func, cst.Name):
+        found = ctx.names.lookup(created.func.value, scope, order)
+        definition = found[1][0].statement if found is not None and len(found[1]) == 1 else None
+        returns = ctx.names.returns.get(definition, []) if definition is not None else []
+        if len(returns) == 1 and isinstance(returns[0].node.value, cst.Call):
+            created, scope, order = returns[0].node.value, returns[0].scope, returns[0].order
+    if isinstance(created, cst.Call):
+        inner = ctx.names.call_site(created)
+        if inner is not None and entry_point(ctx, inner) is not None:
+            return  # checked where it is created
+    label = dotted_name(site.node.func) or "set_session"
+    message = (
+        f"Cannot tell whether the session given to `{label}()` limits GPU memory: "
+        "it is created out of sight"
+    )
+    yield ctx.finding(UNRESOLVED_CONFIG, message, site.node, None)
 
 
 def entry_point(ctx: FileContext, site: CallSite) -> tuple[EntryPoint, cst.BaseExpression] | None:
@@ -177,6 +220,9 @@ class SessionCheck:
         """What the session gets, and the argument that carries its config (if any)."""
         if process_wide(self.ctx).limits_memory_for(self.site):
             return AWARE, None
+        fraction = self._own_fraction()
+        if fraction is not None:
+            return fraction, None
         config, dynamic = self._config_argument()
         if config is None and dynamic:
             reason = "its config may hide among * or ** or positional arguments"
@@ -189,6 +235,25 @@ class SessionCheck:
                 State.UNKNOWN, "its session creator is checked where it is built"
             ), config
         return self._config_expression(config.value), config
+
+    def _own_fraction(self) -> Verdict | None:
+        """contrib.learn.RunConfig(gpu_memory_fraction=F), 4th positional: F in (0, 1) limits
+        memory; its default, 1, is the whole GPU. None when the keyword is not given."""
+        keyword = self.entry.fraction_keyword
+        if keyword is None:
+            return None
+        positional = [a for a in self.call.args if a.keyword is None and not a.star]
+        given = next((a for a in self.call.args if a.keyword and a.keyword.value == keyword), None)
+        if given is None and len(positional) > 3:
+            given = positional[3]
+        if given is None:
+            return None
+        value = literals.number(given.value)
+        if value is None:
+            return Verdict(State.UNKNOWN, f"its `{keyword}` is not a literal")
+        if 0 < value < 1:
+            return AWARE
+        return Verdict(State.DISABLED, f"`{keyword}={self.ctx.code(given.value)}`, the whole GPU")
 
     def findings(self) -> Iterator[Finding]:
         verdict, config = self.assess()
@@ -237,6 +302,11 @@ class SessionCheck:
                 f"{self.label} gets no session creator; its default one passes no config, "
                 "so the session reserves nearly all GPU memory"
             )
+        elif self.entry.fraction_keyword:
+            message = (
+                f"{self.label} keeps its default `{self.entry.fraction_keyword}=1`: "
+                f"{self.entry.holder} takes the whole GPU"
+            )
         elif self.entry.holder is None:
             message = (
                 f"{self.label} is created without a GPU memory option "
@@ -261,6 +331,11 @@ class SessionCheck:
             prefix_edits = (f"{head[0]}.", ()) if head is not None and in_tf1 else None
         else:
             prefix_edits = self._proto_prefix(self.spelling, self.entry.in_tf2)
+        if self.entry.fraction_keyword and self.ctx.policy.fraction is not None and config is None:
+            keyword, fraction = self.entry.fraction_keyword, repr(self.ctx.policy.fraction)
+            edit = fixes.add_keyword(self.ctx, self.call, keyword, fraction)
+            fix = Fix(f"Pass `{keyword}={fraction}`", (edit,)) if edit else None
+            return self.ctx.finding(NO_CONFIG, message, self.call, fix)
         if prefix_edits is not None:
             prefix, import_edits = prefix_edits
             field, value = self.ctx.policy.gpu_option
