@@ -153,3 +153,52 @@ def test_scripts_that_tfm205_leaves_alone(change) -> None:
 
     opted = Settings(Policy(), select_rules(extend_select=["TFM205"]))
     assert [f.code for f in lint_text("t.py", change(SCRIPT), opted) if f.code == "TFM205"] == []
+
+
+GROWTH_LOOP = "for gpu in gpus:\n    tf.config.experimental.set_memory_growth(gpu, True)\n"
+
+
+def test_configuration_moves_before_the_initializer() -> None:
+    source = (
+        'import tensorflow as tf\n\nx = tf.constant(1.0)  # starts it\ngpus = tf.config.list_physical_devices("GPU")\n'
+        + GROWTH_LOOP
+        + "print(x)\n"
+    )
+    assert fixed(source) == (
+        'import tensorflow as tf\n\ngpus = tf.config.list_physical_devices("GPU")\n'
+        + GROWTH_LOOP
+        + "x = tf.constant(1.0)  # starts it\nprint(x)\n"
+    )
+    assert lint(fixed(source)) == []
+
+
+def test_configuration_in_a_function_moves_within_it() -> None:
+    source = (
+        "import tensorflow as tf\ndef main():\n    model = tf.keras.Sequential([])\n"
+        '    gpus = tf.config.list_physical_devices("GPU")\n'
+        "    if gpus:\n        tf.config.experimental.set_memory_growth(gpus[0], True)\n"
+    )
+    result = fixed(source)
+    assert result.index("set_memory_growth") < result.index("tf.keras.Sequential")
+    assert lint(result) == []
+
+
+def test_a_move_that_would_break_a_dependency_is_not_offered() -> None:
+    source = (
+        "import tensorflow as tf\nx = tf.constant(1.0)\nwanted = len(str(x))\n"
+        'gpus = tf.config.list_physical_devices("GPU")[:wanted]\n' + GROWTH_LOOP
+    )
+    [finding] = lint_text("t.py", source, Settings.default())
+    assert finding.code == "TFM203" and finding.fix is None
+    assert fixed(source) == source
+
+
+def test_a_whole_if_block_moves() -> None:
+    source = (
+        "import tensorflow as tf\nx = tf.constant(1.0)\nif True:\n"
+        '    gpus = tf.config.list_physical_devices("GPU")\n'
+        "    for gpu in gpus:\n        tf.config.experimental.set_memory_growth(gpu, True)\n"
+    )
+    result = fixed(source)
+    assert result.index("if True:") < result.index("x = tf.constant")
+    assert lint(result) == []

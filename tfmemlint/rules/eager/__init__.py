@@ -31,7 +31,6 @@ CONFIGURED_AFTER_INITIALIZATION = Rule(
     code="TFM203",
     name="configured-after-initialization",
     summary="GPU configuration after the runtime was initialized",
-    fixable=False,
     doc=RuleDoc(
         what_it_does="Finds `set_memory_growth`, `set_logical_device_configuration`, "
         "`set_virtual_device_configuration` and `set_visible_devices` called after, in the same "
@@ -46,8 +45,11 @@ CONFIGURED_AFTER_INITIALIZATION = Rule(
         "for gpu in gpus:\n    tf.config.experimental.set_memory_growth(gpu, True)",
         use_instead="gpus = tf.config.list_physical_devices('GPU')\nfor gpu in gpus:\n"
         "    tf.config.experimental.set_memory_growth(gpu, True)\nx = tf.constant(1.0)",
-        fix_safety="No fix yet: move the configuration to the top of the program, right after "
-        "`import tensorflow`.",
+        fix_safety="Safe where it can be proved: the statement holding the configuration (and "
+        "the `gpus = tf.config.list_physical_devices(...)` line it reads, when that comes late "
+        "too) moves to just before the statement that initializes the runtime, when both sit "
+        "in one block on lines of their own and everything the moved lines read is bound "
+        "earlier. Otherwise reported without a fix.",
     ),
 )
 

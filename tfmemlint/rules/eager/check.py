@@ -10,7 +10,7 @@ import libcst as cst
 from tfmemlint import fixes
 from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
-from tfmemlint.names import TF1, CallSite, dotted_name
+from tfmemlint.names import TF1, CallSite, dotted_name, target_names
 from tfmemlint.rules import literals
 from tfmemlint.rules.eager import (
     CONFIGURED_AFTER_INITIALIZATION,
@@ -200,8 +200,131 @@ def _after_initialization(
                 f"`{_short(config.api)}` comes after `{dotted_name(earlier.node.func) or api}()` "
                 f"on line {row} initialized the runtime: TensorFlow raises RuntimeError"
             )
-            yield ctx.finding(CONFIGURED_AFTER_INITIALIZATION, message, site.node, None)
+            fix = _move_up(ctx, site, earlier)
+            yield ctx.finding(CONFIGURED_AFTER_INITIALIZATION, message, site.node, fix)
             return
+
+
+def _statement_in(block: cst.CSTNode, site: CallSite) -> cst.CSTNode | None:
+    """The statement of `block` that holds the call."""
+    previous = None
+    for node in site.ancestry:
+        if node is block:
+            return previous
+        previous = node
+    return None
+
+
+def _names_used(node: cst.CSTNode) -> tuple[set[str], set[str]]:
+    """(names read, names bound) inside a statement."""
+    used: set[str] = set()
+    bound: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            used.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)  # `x.y` reads x, never y
+            return False
+
+        def visit_Arg(self, arg: cst.Arg) -> bool:
+            arg.value.visit(self)  # a keyword is no name
+            return False
+
+        def visit_For(self, loop: cst.For) -> None:
+            bound.update(n.value for n in target_names(loop.target))
+
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            bound.update(n.value for n in target_names(target.target))
+
+    node.visit(Collector())
+    return used - bound, bound
+
+
+def _move_up(ctx: FileContext, config: CallSite, initializer: CallSite) -> Fix | None:
+    """Move the statement holding the configuration (with the `gpus = list_physical_devices`
+    line it reads, if that sits between them) to just before the statement that initializes
+    the runtime. Only when both statements share a block, stand on lines of their own, and
+    everything the moved lines read is bound before the new place."""
+    names = ctx.names
+    block = next(
+        (
+            n
+            for n in config.ancestry
+            if isinstance(n, (cst.IndentedBlock, cst.Module))
+            and any(m is n for m in initializer.ancestry)
+        ),
+        None,
+    )
+    if block is None:
+        return None
+    target, init_statement = _statement_in(block, config), _statement_in(block, initializer)
+    body = list(block.body)
+    if target is None or init_statement is None or target is init_statement:
+        return None
+    moved = [target]
+    used, _ = _names_used(target)
+    first_init = ctx.span(init_statement)[0]
+    for name in sorted(used):
+        found = names.lookup(name, config.scope, config.order)
+        if found is None:
+            continue  # a builtin, or not bound in this module: nothing to move for it
+        _, bindings = found
+        late = [
+            b
+            for b in bindings
+            if b.statement is not None and ctx.span(b.statement)[0] >= first_init
+        ]
+        if not late:
+            continue
+        binding = late[0]
+        line = next((n for n in body if any(n is a for a in (binding.ancestry or ()))), None)
+        if len(late) > 1 or binding.kind != "assign" or not isinstance(binding.value, cst.Call):
+            return None
+        if names.api_of(binding.value.func, binding.scope, binding.order) not in LIST_GPUS:
+            return None
+        if line is None or _names_used(line)[0] - {"tf", *_module_aliases(ctx)}:
+            return None
+        moved.insert(0, line)
+    pieces = []
+    edits = []
+    for statement in moved:
+        lines = _full_lines(ctx, statement)
+        if lines is None:
+            return None
+        start, end = lines
+        pieces.append(ctx.text[start:end])
+        edits.append(ctx.edit(start, end, ""))
+    init_lines = _full_lines(ctx, init_statement)
+    if init_lines is None:
+        return None
+    text = "".join(pieces)
+    if not text.endswith(("\n", "\r")):
+        return None
+    edits.append(ctx.edit(init_lines[0], init_lines[0], text))
+    return Fix("Move the GPU configuration before the runtime starts", tuple(edits))
+
+
+def _module_aliases(ctx: FileContext) -> set[str]:
+    return {
+        name
+        for name, bindings in ctx.names.module_scope.bindings.items()
+        if all(b.kind == "import" for b in bindings)
+    }
+
+
+def _full_lines(ctx: FileContext, statement: cst.CSTNode) -> tuple[int, int] | None:
+    """The offsets of the whole lines a statement covers, when it has them to itself."""
+    start, end = ctx.span(statement)
+    first, last = ctx.lines.location(start), ctx.lines.location(end)
+    if ctx.lines.line(first.row)[: first.column - 1].strip():
+        return None
+    line_start = ctx.lines.starts[first.row - 1]
+    line_end = ctx.lines.line_end(last.row)
+    if ctx.text[end:line_end].strip() and not ctx.text[end:line_end].lstrip().startswith("#"):
+        return None
+    return line_start, line_end
 
 
 def _gpu_list(ctx: FileContext, site: CallSite, name: cst.Name) -> bool:
