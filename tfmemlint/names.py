@@ -442,6 +442,38 @@ class ModuleNames(cst.CSTVisitor):
         self.calls.append(CallSite(node, self._scope, self._order, self._ancestry))
 
     # -- queries -----------------------------------------------------------------------------
+    def top_level_imports(self) -> list[Binding]:
+        """Module-scope imports bound once, made directly in the module body (not under `if` or
+        `try`, which may not run), in source order."""
+        found = [
+            bindings[0]
+            for bindings in self.module_scope.bindings.values()
+            if len(bindings) == 1
+            and bindings[0].kind == "import"
+            and bindings[0].ancestry is not None
+            and bindings[0].ancestry.parent is not None
+            and isinstance(bindings[0].ancestry.parent.node, cst.Module)
+        ]
+        return sorted(found, key=lambda binding: binding.order)
+
+    def single_return(
+        self, func: cst.BaseExpression, scope: Scope, order: int
+    ) -> ReturnSite | None:
+        """The one `return value` of the module's own function that `func` names, if it has
+        exactly one: how helpers are followed one level deep."""
+        if not isinstance(func, cst.Name):
+            return None
+        found = self.lookup(func.value, scope, order)
+        if found is None or len(found[1]) != 1:
+            return None
+        definition = found[1][0].statement
+        if not isinstance(definition, cst.FunctionDef):
+            return None
+        returns = self.returns.get(definition, [])
+        if len(returns) != 1 or returns[0].node.value is None:
+            return None
+        return returns[0]
+
     def call_site(self, call: cst.Call) -> CallSite | None:
         if self._call_sites is None:
             self._call_sites = {site.node: site for site in self.calls}

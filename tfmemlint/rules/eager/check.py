@@ -137,20 +137,10 @@ def _unconfigured_script(ctx: FileContext) -> Iterator[Finding]:
     """TFM205: an entry-point script that imports TF2 and sets nothing about GPU memory."""
     if not any(_is_main_guard(statement) for statement in ctx.module.body):
         return
-    module_scope = ctx.names.module_scope
-    imports = [
-        bindings[0]
-        for bindings in module_scope.bindings.values()
-        if len(bindings) == 1
-        and bindings[0].kind == "import"
-        and bindings[0].qualified == TF1
-        and bindings[0].ancestry is not None
-        and bindings[0].ancestry.parent is not None
-        and isinstance(bindings[0].ancestry.parent.node, cst.Module)
-    ]
+    imports = [b for b in ctx.names.top_level_imports() if b.qualified == TF1]
     if not imports:
         return
-    anchor = min(imports, key=lambda b: b.order)
+    anchor = imports[0]
     alias = anchor.name
     variable = next((v for v in ("gpu", "_gpu") if v not in ctx.names.all_names), None)
     fix = None
@@ -284,7 +274,13 @@ def _move_up(ctx: FileContext, config: CallSite, initializer: CallSite) -> Fix |
             return None
         if names.api_of(binding.value.func, binding.scope, binding.order) not in LIST_GPUS:
             return None
-        if line is None or _names_used(line)[0] - {"tf", *_module_aliases(ctx)}:
+        # The moved `gpus = ...` line may read only modules imported above its new place.
+        imported_before = {
+            b.name
+            for b in names.top_level_imports()
+            if b.statement is not None and ctx.span(b.statement)[0] < first_init
+        }
+        if line is None or _names_used(line)[0] - imported_before:
             return None
         moved.insert(0, line)
     pieces = []
@@ -304,14 +300,6 @@ def _move_up(ctx: FileContext, config: CallSite, initializer: CallSite) -> Fix |
         return None
     edits.append(ctx.edit(init_lines[0], init_lines[0], text))
     return Fix("Move the GPU configuration before the runtime starts", tuple(edits))
-
-
-def _module_aliases(ctx: FileContext) -> set[str]:
-    return {
-        name
-        for name, bindings in ctx.names.module_scope.bindings.items()
-        if all(b.kind == "import" for b in bindings)
-    }
 
 
 def _full_lines(ctx: FileContext, statement: cst.CSTNode) -> tuple[int, int] | None:

@@ -152,12 +152,10 @@ def _keras_session(ctx: FileContext, site: CallSite) -> Iterator[Finding]:
         created = binding.value if binding is not None and binding.kind == "assign" else None
         if binding is not None:
             scope, order = binding.scope, binding.order
-    if isinstance(created, cst.Call) and isinstance(created.func, cst.Name):
-        found = ctx.names.lookup(created.func.value, scope, order)
-        definition = found[1][0].statement if found is not None and len(found[1]) == 1 else None
-        returns = ctx.names.returns.get(definition, []) if definition is not None else []
-        if len(returns) == 1 and isinstance(returns[0].node.value, cst.Call):
-            created, scope, order = returns[0].node.value, returns[0].scope, returns[0].order
+    if isinstance(created, cst.Call):
+        returned = ctx.names.single_return(created.func, scope, order)
+        if returned is not None and isinstance(returned.node.value, cst.Call):
+            created = returned.node.value
     if isinstance(created, cst.Call):
         inner = ctx.names.call_site(created)
         if inner is not None and entry_point(ctx, inner) is not None:
@@ -402,23 +400,16 @@ class SessionCheck:
     def _helper(self, call: cst.Call, scope: Scope, order: int) -> Verdict | None:
         """A config from a function of this module with one `return`, followed one level deep:
         `def get_config(): ...; return config`. None when `call` is no such helper."""
-        if self.depth > 0 or not isinstance(call.func, cst.Name):
+        if self.depth > 0:
             return None
-        found = self.names.lookup(call.func.value, scope, order)
-        if found is None or len(found[1]) != 1:
-            return None
-        definition = found[1][0].statement
-        returns = self.names.returns.get(definition, []) if definition is not None else []
-        if not isinstance(definition, cst.FunctionDef) or len(returns) != 1:
-            return None
-        returned = returns[0]
-        if returned.node.value is None:
+        returned = self.names.single_return(call.func, scope, order)
+        if returned is None or returned.node.value is None:
             return None
         inside = CallSite(self.call, returned.scope, returned.order, returned.ancestry)
         helper = SessionCheck(self.ctx, inside, self.entry, self.spelling, anchor=returned.node)
         helper.depth = self.depth + 1
         verdict = helper._config_expression(returned.node.value)
-        name = call.func.value
+        name = dotted_name(call.func)
         if verdict.state is State.UNKNOWN:
             return Verdict(State.UNKNOWN, f"{verdict.reason} (in `{name}()`)")
         return Verdict(verdict.state, verdict.reason, verdict.fix)
@@ -741,16 +732,7 @@ class SessionCheck:
         """Imports made at the top level of the module (not under `if` or `try`, which may not
         run), bound once, reaching the call unshadowed and before it, in source order."""
         module_scope = self.names.module_scope
-        candidates = [
-            bindings[0]
-            for bindings in module_scope.bindings.values()
-            if len(bindings) == 1
-            and bindings[0].kind == "import"
-            and bindings[0].ancestry is not None
-            and bindings[0].ancestry.parent is not None
-            and isinstance(bindings[0].ancestry.parent.node, cst.Module)
-        ]
-        for binding in sorted(candidates, key=lambda b: b.order):
+        for binding in self.names.top_level_imports():
             if binding.order > self.site.order and self.site.scope is module_scope:
                 continue
             reach = self.names.lookup(binding.name, self.site.scope, self.site.order)
