@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
 import click
 
 from tfmemlint import __version__
+from tfmemlint.report import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -50,11 +52,25 @@ def _codes(values: tuple[str, ...]) -> list[str]:
 )
 @click.option(
     "--output-format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(FORMATS),
     default="text",
     show_default=True,
-    help="How to print findings.",
+    envvar="TFMEMLINT_OUTPUT_FORMAT",
+    help="How to print findings (default from TFMEMLINT_OUTPUT_FORMAT).",
 )
+@click.option(
+    "-o",
+    "--output-file",
+    type=click.Path(dir_okay=False, writable=True, path_type=str),
+    help="Write the report to this file instead of stdout.",
+)
+@click.option("--statistics", is_flag=True, help="Print the number of findings per code.")
+@click.option(
+    "--exit-non-zero-on-fix",
+    is_flag=True,
+    help="With --fix, exit 1 when something was fixed, even if nothing remains.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else.")
 @click.option(
     "--select",
     multiple=True,
@@ -77,6 +93,10 @@ def check(
     diff: bool,
     policy: str,
     output_format: str,
+    output_file: str | None,
+    statistics: bool,
+    exit_non_zero_on_fix: bool,
+    quiet: bool,
     select: tuple[str, ...],
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
@@ -105,21 +125,47 @@ def check(
     mode: Any = "fix" if fix else "diff" if diff else "check"
     results = list(runner.run(paths or (".",), settings, mode, verbose))
 
-    out = sys.stdout
-    if diff:
-        report.write_diff(results, out)
-        report.TextReport.diff_summary(results, sys.stderr)
-    elif output_format == "json":
-        report.write_json(results, out)
-    else:
-        text = report.TextReport(out, color=out.isatty())
-        text.findings(results)
-        text.summary(results, mode)
+    with contextlib.ExitStack() as stack:
+        out = sys.stdout
+        if output_file is not None:
+            out = stack.enter_context(open(output_file, "w", encoding="utf-8"))
+        if diff:
+            report.text.write_diff(results, out)
+            report.text.TextReport.diff_summary(results, sys.stderr)
+        elif statistics:
+            report.text.write_statistics(results, out)
+        elif output_format == "text":
+            text = report.text.TextReport(out, color=out.isatty())
+            text.findings(results)
+            if not quiet:
+                text.summary(results, mode)
+        else:
+            report.write(output_format, results, out)
 
     if any(r.internal_error for r in results):
         sys.exit(EXIT_ERROR)
     remaining = sum(len(r.findings) + (r.fixed if diff else 0) for r in results)
-    sys.exit(EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN)
+    fixed = exit_non_zero_on_fix and any(r.fixed for r in results) and fix
+    sys.exit(EXIT_FINDINGS if (remaining and not exit_zero) or fixed else EXIT_CLEAN)
+
+
+@cli.command()
+@click.argument("code", required=False)
+@click.option("--all", "all_rules", is_flag=True, help="Print every rule's page.")
+def rule(code: str | None, all_rules: bool) -> None:
+    """Print a rule's page: what it does, why it matters, an example, and its fix."""
+    from tfmemlint.docs import render_rule
+    from tfmemlint.rules import ALL_RULES, RULES_BY_CODE
+
+    if all_rules:
+        click.echo("\n\n".join(render_rule(r) for r in ALL_RULES))
+        return
+    if code is None:
+        raise click.UsageError("give a rule code, such as TFM101, or --all")
+    found = RULES_BY_CODE.get(code.upper())
+    if found is None:
+        raise click.UsageError(f"unknown rule {code!r}; `tfmemlint rule --all` lists them")
+    click.echo(render_rule(found))
 
 
 def main() -> None:

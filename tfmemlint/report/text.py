@@ -1,14 +1,14 @@
-"""Reporters: ruff-like text (coloured by rich on a terminal only), ruff-shaped JSON, and diffs."""
+"""Reports for people: ruff-like text (coloured by rich on a terminal only), concise lines,
+and diffs."""
 
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO
 
-from tfmemlint.model import FileResult, Finding, Location
+from tfmemlint.model import FileResult, Finding
 from tfmemlint.source import LineIndex
 
 
@@ -16,40 +16,31 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'s' * (number != 1)}"
 
 
-def _location(where: Location) -> dict[str, int]:
-    return {"row": where.row, "column": where.column}
+def write_concise(results: Sequence[FileResult], out: IO[str]) -> None:
+    for result in results:
+        for finding in result.findings:
+            where = finding.location
+            fixable = " [*]" if finding.fix else ""
+            out.write(
+                f"{finding.filename}:{where.row}:{where.column}: {finding.code}{fixable} "
+                f"{finding.message}\n"
+            )
 
 
-def finding_to_json(finding: Finding) -> dict[str, Any]:
-    fix = None
-    if finding.fix is not None:
-        fix = {
-            "applicability": finding.fix.applicability,
-            "message": finding.fix.message,
-            "edits": [
-                {
-                    "content": edit.content,
-                    "location": _location(edit.location),
-                    "end_location": _location(edit.end_location),
-                }
-                for edit in finding.fix.edits
-            ],
-        }
-    return {
-        "code": finding.code,
-        "message": finding.message,
-        "filename": os.path.abspath(finding.filename),
-        "location": _location(finding.location),
-        "end_location": _location(finding.end_location),
-        "fix": fix,
-        "url": finding.url,
-    }
+def write_statistics(results: Sequence[FileResult], out: IO[str]) -> None:
+    """Counts per code, most frequent first, as ruff's --statistics."""
+    from tfmemlint.rules import RULES_BY_CODE
 
-
-def write_json(results: Sequence[FileResult], out: IO[str]) -> None:
-    findings = [finding_to_json(f) for result in results for f in result.findings]
-    json.dump(findings, out, indent=2, ensure_ascii=False)
-    out.write("\n")
+    counts: dict[str, list[int]] = {}
+    for result in results:
+        for finding in result.findings:
+            entry = counts.setdefault(finding.code, [0, 0])
+            entry[0] += 1
+            entry[1] += finding.fix is not None
+    for code, (number, fixable) in sorted(counts.items(), key=lambda item: (-item[1][0], item[0])):
+        rule = RULES_BY_CODE.get(code)
+        marker = "[*]" if fixable else "   "
+        out.write(f"{number:5d}\t{code}\t{marker} {rule.name if rule else ''}\n")
 
 
 def write_diff(results: Sequence[FileResult], out: IO[str]) -> None:
