@@ -136,3 +136,25 @@ def test_rule_pages() -> None:
     assert all(f"{r.code} {r.name}\n" in every.stdout for r in ALL_RULES)
     assert run_cli("rule", "TFM999").returncode == 2
     assert run_cli("rule").returncode == 2
+
+
+def test_stdin_for_editors() -> None:
+    bare = "import tensorflow.compat.v1 as tf\ns = tf.Session()\n"
+    checked = run_cli(
+        "-", "--stdin-filename", "src/train.py", "--output-format", "concise", stdin=bare
+    )
+    assert checked.returncode == 1
+    assert checked.stdout.startswith("src/train.py:2:5: TFM101 [*]")
+    fixed = run_cli("--fix", "-", "--stdin-filename", "src/train.py", stdin=bare)
+    assert fixed.returncode == 0
+    assert fixed.stdout == (
+        "import tensorflow.compat.v1 as tf\n"
+        "s = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))\n"
+    )
+    assert "1 fixed" in fixed.stderr
+    untouched = run_cli("--fix", "-", stdin="import os\nprint(os.sep)\n")
+    assert untouched.returncode == 0 and untouched.stdout == "import os\nprint(os.sep)\n"
+    broken = run_cli("--fix", "-", stdin="import tensorflow as tf\nprint 'x'\ns = tf.Session()\n")
+    assert broken.stdout == "import tensorflow as tf\nprint 'x'\ns = tf.Session()\n"
+    assert broken.returncode == 1
+    assert run_cli("-", "other.py", stdin="").returncode == 2

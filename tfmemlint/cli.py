@@ -72,6 +72,12 @@ def _codes(values: tuple[str, ...]) -> list[str]:
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else.")
 @click.option(
+    "--stdin-filename",
+    metavar="NAME",
+    help="With the path `-`: the name of the source read from stdin. With --fix, the fixed "
+    "source goes to stdout and the report to stderr.",
+)
+@click.option(
     "--select",
     multiple=True,
     metavar="CODES",
@@ -97,6 +103,7 @@ def check(
     statistics: bool,
     exit_non_zero_on_fix: bool,
     quiet: bool,
+    stdin_filename: str | None,
     select: tuple[str, ...],
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
@@ -123,10 +130,27 @@ def check(
         raise click.UsageError(str(exc)) from None
 
     mode: Any = "fix" if fix else "diff" if diff else "check"
-    results = list(runner.run(paths or (".",), settings, mode, verbose))
+    report_to = sys.stdout
+    if "-" in paths:
+        if len(paths) > 1:
+            raise click.UsageError("`-` (stdin) cannot be combined with other paths")
+        name = stdin_filename or "-"
+        raw = sys.stdin.buffer.read()
+        result, source = runner.check_bytes(name, raw, settings, mode, verbose)
+        results = [result]
+        if fix:
+            # Editors read the source back from stdout, fixed or as it came: never nothing.
+            fixed = result.fixed_text
+            sys.stdout.buffer.write(
+                raw if source is None or fixed is None else source.encode(fixed)
+            )
+            sys.stdout.flush()
+            report_to = sys.stderr
+    else:
+        results = list(runner.run(paths or (".",), settings, mode, verbose))
 
     with contextlib.ExitStack() as stack:
-        out = sys.stdout
+        out = report_to
         if output_file is not None:
             out = stack.enter_context(open(output_file, "w", encoding="utf-8"))
         if diff:

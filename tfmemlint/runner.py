@@ -41,63 +41,74 @@ def _syntax_error(filename: str, text: str, error: Exception) -> Finding:
 
 
 def check_file(filename: str, settings: Settings, mode: Mode, verbose: bool = False) -> FileResult:
-    result = FileResult(filename)
     try:
         with open(filename, "rb") as handle:
             raw = handle.read()
     except OSError as exc:
-        result.findings.append(
-            _diagnostic(filename, READ_ERROR, f"Cannot read file: {exc.strerror or exc}")
-        )
+        message = f"Cannot read file: {exc.strerror or exc}"
+        return FileResult(filename, [_diagnostic(filename, READ_ERROR, message)])
+    result, source = check_bytes(filename, raw, settings, mode, verbose)
+    if mode != "fix" or source is None or result.fixed_text is None:
         return result
+    from tfmemlint.engine import UnsafeFixError, lint_text
+
+    try:
+        new_bytes = source.encode(result.fixed_text)
+        if source.encode(source.text) != raw:
+            raise UnsafeFixError(f"the file does not round-trip through {source.encoding}")
+        write_atomically(filename, new_bytes, expected_old=raw)
+    except (OSError, UnicodeEncodeError, UnsafeFixError) as exc:
+        result.findings = lint_text(filename, source.text, settings)
+        result.text = source.text
+        result.findings.append(_diagnostic(filename, READ_ERROR, f"Cannot write fix: {exc}"))
+        result.original = result.fixed_text = None
+        result.fixed = 0
+    return result
+
+
+def check_bytes(
+    filename: str, raw: bytes, settings: Settings, mode: Mode, verbose: bool = False
+) -> tuple[FileResult, SourceText | None]:
+    """Check (and with "fix" or "diff", fix in memory) one file's bytes; nothing is written.
+
+    Returns the result and the decoded source, or None where the bytes never got that far.
+    """
+    result = FileResult(filename)
     if not may_have_findings(raw, settings.selected):
-        return result
+        return result, None
     try:
         source = SourceText.decode(raw)
     except SourceError as exc:
         result.findings.append(_diagnostic(filename, READ_ERROR, f"Cannot decode file: {exc}"))
-        return result
+        return result, None
 
     import libcst as cst
 
-    from tfmemlint.engine import UnsafeFixError, fix_text, lint_text
+    from tfmemlint.engine import fix_text, lint_text
 
     try:
         if mode == "check":
             result.findings = lint_text(filename, source.text, settings)
             result.text = source.text
-            return result
+            return result, source
         fixed_text, fixed, remaining = fix_text(filename, source.text, settings)
     except cst.ParserSyntaxError as exc:
         result.findings.append(_syntax_error(filename, source.text, exc))
-        return result
+        return result, source
     except Exception as exc:  # one file's failure must not stop the run
         detail = traceback.format_exc() if verbose else f"{type(exc).__name__}: {exc}"
         result.findings.append(
             _diagnostic(filename, INTERNAL_ERROR, f"Internal error; file left unchanged. {detail}")
         )
         result.internal_error = True
-        return result
+        return result, source
 
     result.findings = remaining
     result.text = fixed_text if mode == "fix" else source.text
-    if fixed_text == source.text:
-        return result
-    result.original, result.fixed_text = source.text, fixed_text
-    if mode == "fix":
-        try:
-            new_bytes = source.encode(fixed_text)
-            if source.encode(source.text) != raw:
-                raise UnsafeFixError(f"the file does not round-trip through {source.encoding}")
-            write_atomically(filename, new_bytes, expected_old=raw)
-        except (OSError, UnicodeEncodeError, UnsafeFixError) as exc:
-            result.findings = lint_text(filename, source.text, settings)
-            result.text = source.text
-            result.findings.append(_diagnostic(filename, READ_ERROR, f"Cannot write fix: {exc}"))
-            result.original = result.fixed_text = None
-            return result
-    result.fixed = fixed
-    return result
+    if fixed_text != source.text:
+        result.original, result.fixed_text = source.text, fixed_text
+        result.fixed = fixed
+    return result, source
 
 
 def run(
