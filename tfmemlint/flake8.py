@@ -1,0 +1,39 @@
+"""The flake8 extension: `flake8 --select TFM` reports what `tfmemlint` reports, from the same
+engine. Nothing heavy is imported until a file passes the pre-filter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from tfmemlint import __version__
+
+
+class Plugin:
+    name = "tfmemlint"
+    version = __version__
+
+    def __init__(self, tree: Any, filename: str, lines: Sequence[str]) -> None:
+        # flake8 hands over the decoded lines; `tree` is asked for only to be an AST plugin.
+        self.filename = filename
+        self.lines = lines
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        from tfmemlint.prefilter import may_have_findings
+        from tfmemlint.settings import Settings
+
+        settings = Settings.default()
+        text = "".join(self.lines)
+        if not may_have_findings(text.encode("utf-8", "surrogatepass"), settings.selected):
+            return
+        import libcst as cst
+
+        from tfmemlint.engine import lint_text
+
+        try:
+            findings = lint_text(self.filename, text, settings)
+        except cst.ParserSyntaxError:
+            return  # flake8 reports syntax errors itself (E999)
+        for finding in findings:
+            where = finding.location
+            yield where.row, where.column - 1, f"{finding.code} {finding.message}", type(self)
