@@ -45,19 +45,22 @@ def _codes(values: tuple[str, ...]) -> list[str]:
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 @click.option(
     "--policy",
-    default="growth",
-    show_default=True,
     metavar="growth|fraction=F",
-    help="How fixes limit memory: allow_growth, or a per-process fraction in (0, 1].",
+    help="How fixes limit memory: allow_growth (the default), or a per-process fraction in (0, 1].",
 )
 @click.option(
     "--output-format",
     type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
     envvar="TFMEMLINT_OUTPUT_FORMAT",
-    help="How to print findings (default from TFMEMLINT_OUTPUT_FORMAT).",
+    help="How to print findings: text (the default), or as TFMEMLINT_OUTPUT_FORMAT says.",
 )
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=str),
+    help="Use this pyproject.toml or tfmemlint.toml instead of the nearest one.",
+)
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
 @click.option(
     "-o",
     "--output-file",
@@ -97,8 +100,10 @@ def check(
     paths: tuple[str, ...],
     fix: bool,
     diff: bool,
-    policy: str,
-    output_format: str,
+    policy: str | None,
+    output_format: str | None,
+    config_path: str | None,
+    isolated: bool,
     output_file: str | None,
     statistics: bool,
     exit_non_zero_on_fix: bool,
@@ -116,18 +121,28 @@ def check(
     Exit status: 0 when no finding remains, 1 when findings remain, 2 on a usage or internal
     error.
     """
-    from tfmemlint import report, runner
-    from tfmemlint.settings import Policy, Settings, SettingsError, select_rules
+    from tfmemlint import config, report, runner
+    from tfmemlint import settings as settings_module
+    from tfmemlint.discovery import Exclusions
 
     if fix and diff:
         raise click.UsageError("--fix and --diff cannot be used together")
     try:
-        settings = Settings(
-            Policy.parse(policy),
-            select_rules(_codes(select), _codes(extend_select), _codes(ignore)),
+        file_config = config.resolve(paths, config_path, isolated)
+        settings = settings_module.build(
+            file_config, policy, _codes(select), _codes(extend_select), _codes(ignore)
         )
-    except SettingsError as exc:
+        output_format = output_format or file_config.get("output-format", "text")
+        if output_format not in FORMATS:
+            raise config.ConfigError(f"{file_config.path}: unknown output-format {output_format!r}")
+    except (config.ConfigError, settings_module.SettingsError) as exc:
         raise click.UsageError(str(exc)) from None
+    exclusions = Exclusions(
+        file_config.get("exclude"),
+        file_config.get("extend-exclude", ()),
+        file_config.root,
+        file_config.get("respect-gitignore", True),
+    )
 
     mode: Any = "fix" if fix else "diff" if diff else "check"
     report_to = sys.stdout
@@ -136,7 +151,7 @@ def check(
             raise click.UsageError("`-` (stdin) cannot be combined with other paths")
         name = stdin_filename or "-"
         raw = sys.stdin.buffer.read()
-        result, source = runner.check_bytes(name, raw, settings, mode, verbose)
+        result, source = runner.check_bytes(name, raw, settings.for_file(name), mode, verbose)
         results = [result]
         if fix:
             # Editors read the source back from stdout, fixed or as it came: never nothing.
@@ -147,7 +162,7 @@ def check(
             sys.stdout.flush()
             report_to = sys.stderr
     else:
-        results = list(runner.run(paths or (".",), settings, mode, verbose))
+        results = list(runner.run(paths or (".",), settings, mode, verbose, exclusions))
 
     with contextlib.ExitStack() as stack:
         out = report_to

@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
-from tfmemlint.discovery import Missing, discover
+from tfmemlint.discovery import Exclusions, Missing, discover
 from tfmemlint.model import FileResult, Finding, Location, Rule
 from tfmemlint.prefilter import may_have_findings
 from tfmemlint.rules.file_errors import INTERNAL_ERROR, READ_ERROR, SYNTAX_ERROR
@@ -112,11 +112,15 @@ def check_bytes(
 
 
 def run(
-    paths: Iterable[str], settings: Settings, mode: Mode, verbose: bool = False
+    paths: Iterable[str],
+    settings: Settings,
+    mode: Mode,
+    verbose: bool = False,
+    exclusions: Exclusions | None = None,
 ) -> Iterator[FileResult]:
-    for item in discover(paths):
+    for item in discover(paths, exclusions):
         if isinstance(item, Missing):
             message = "No such file or directory"
             yield FileResult(item.path, [_diagnostic(item.path, READ_ERROR, message)])
         else:
-            yield check_file(item, settings, mode, verbose)
+            yield check_file(item, settings.for_file(item), mode, verbose)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import fnmatch
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
+from tfmemlint.config import FileConfig
 from tfmemlint.rules import ALL_RULES
 
 
@@ -61,27 +64,69 @@ def _check_selectors(selectors: Iterable[str]) -> list[str]:
     return checked
 
 
+def codes_matching(selectors: Iterable[str]) -> frozenset[str]:
+    """Every rule code that one of the selectors (codes or prefixes) names."""
+    chosen = _check_selectors(selectors)
+    return frozenset(r.code for r in ALL_RULES if any(_matches(r.code, s) for s in chosen))
+
+
 def select_rules(
     select: Iterable[str] = (), extend_select: Iterable[str] = (), ignore: Iterable[str] = ()
 ) -> frozenset[str]:
     """The codes to report: the defaults (or --select), plus --extend-select, minus --ignore."""
-    chosen = _check_selectors(select)
-    extra = _check_selectors(extend_select)
-    dropped = _check_selectors(ignore)
-    if chosen:
-        codes = {r.code for r in ALL_RULES if any(_matches(r.code, s) for s in chosen)}
-    else:
-        codes = {r.code for r in ALL_RULES if r.enabled_by_default}
-    codes |= {r.code for r in ALL_RULES if any(_matches(r.code, s) for s in extra)}
-    codes -= {r.code for r in ALL_RULES if any(_matches(r.code, s) for s in dropped)}
-    return frozenset(codes)
+    chosen = codes_matching(select)
+    if not chosen:
+        chosen = frozenset(r.code for r in ALL_RULES if r.enabled_by_default)
+    return (chosen | codes_matching(extend_select)) - codes_matching(ignore)
 
 
 @dataclass(frozen=True)
 class Settings:
     policy: Policy = Policy()
     selected: frozenset[str] = frozenset()
+    # glob -> codes, relative to `root` (the configuration file's folder).
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
+    root: str = "."
 
     @classmethod
     def default(cls) -> Settings:
         return cls(Policy(), select_rules())
+
+    def for_file(self, filename: str) -> Settings:
+        """The settings for one file, its per-file-ignores taken out of the selection."""
+        if not self.per_file_ignores:
+            return self
+        relative = os.path.relpath(os.path.abspath(filename), self.root).replace(os.sep, "/")
+        dropped: set[str] = set()
+        for pattern, codes in self.per_file_ignores:
+            if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(
+                os.path.basename(relative), pattern
+            ):
+                dropped |= codes
+        return replace(self, selected=self.selected - dropped) if dropped else self
+
+
+def build(
+    file_config: FileConfig,
+    policy: str | None,
+    select: Sequence[str],
+    extend_select: Sequence[str],
+    ignore: Sequence[str],
+) -> Settings:
+    """Command-line options over the configuration file over the defaults. --select replaces the
+    file's selection; --extend-select and --ignore add to the file's."""
+    where = f"{file_config.path}: " if file_config.path else ""
+    try:
+        chosen_policy = Policy.parse(policy or file_config.get("policy", "growth"))
+        selected = select_rules(
+            list(select) or file_config.get("select", []),
+            [*file_config.get("extend-select", []), *extend_select],
+            [*file_config.get("ignore", []), *ignore],
+        )
+        per_file = tuple(
+            (pattern, codes_matching(codes))
+            for pattern, codes in file_config.get("per-file-ignores", {}).items()
+        )
+    except SettingsError as exc:
+        raise SettingsError(f"{where}{exc}") from None
+    return Settings(chosen_policy, selected, per_file, file_config.root)

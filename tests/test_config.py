@@ -1,0 +1,98 @@
+"""Configuration files (issue 5): [tool.tfmemlint] and tfmemlint.toml, nearest wins, every key,
+--config and --isolated, and a clear error for anything wrong."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+BARE = "import tensorflow.compat.v1 as tf\nsess = tf.Session()\n"
+UNRESOLVED = "import tensorflow.compat.v1 as tf\ndef f(c):\n    return tf.Session(config=c)\n"
+
+
+def codes(result: subprocess.CompletedProcess) -> list[tuple[str, str]]:
+    return [(Path(f["filename"]).name, f["code"]) for f in json.loads(result.stdout)]
+
+
+def test_pyproject_section_selects_and_ignores(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.tfmemlint]\nextend-select = ["TFM190"]\nignore = ["TFM101"]\n'
+    )
+    (tmp_path / "a.py").write_text(BARE)
+    (tmp_path / "b.py").write_text(UNRESOLVED)
+    result = run_cli("--output-format", "json", ".", cwd=tmp_path)
+    assert codes(result) == [("b.py", "TFM190")]
+    # The command line adds to the file's choices, and --isolated drops the file.
+    assert codes(run_cli("--output-format", "json", "--ignore", "TFM190", ".", cwd=tmp_path)) == []
+    isolated = run_cli("--isolated", "--output-format", "json", ".", cwd=tmp_path)
+    assert codes(isolated) == [("a.py", "TFM101")]
+
+
+def test_nearest_file_wins_and_policy_and_format_apply(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.tfmemlint]\nselect = ["TFM9"]\n')
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "tfmemlint.toml").write_text('policy = "fraction=0.25"\noutput-format = "concise"\n')
+    (sub / "a.py").write_text(BARE)
+    result = run_cli("sub", cwd=tmp_path)
+    assert result.stdout.startswith("sub/a.py:2:8: TFM101 [*]")  # concise, and TFM101 selected
+    run_cli("--fix", "sub", cwd=tmp_path)
+    assert "per_process_gpu_memory_fraction=0.25" in (sub / "a.py").read_text()
+    explicit = run_cli(
+        "--config", str(tmp_path / "pyproject.toml"), "--output-format", "json", "sub", cwd=tmp_path
+    )
+    assert codes(explicit) == []
+
+
+def test_exclude_extend_exclude_and_per_file_ignores(tmp_path: Path) -> None:
+    (tmp_path / "tfmemlint.toml").write_text(
+        'extend-exclude = ["generated"]\n[per-file-ignores]\n"tests/*" = ["TFM1"]\n'
+    )
+    for folder in ("src", "tests", "generated", "build"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.py").write_text(BARE)
+    result = run_cli("--output-format", "json", ".", cwd=tmp_path)
+    assert sorted(Path(f["filename"]).parent.name for f in json.loads(result.stdout)) == ["src"]
+    (tmp_path / "tfmemlint.toml").write_text('exclude = ["src"]\n')  # replaces the built-in list
+    result = run_cli("--output-format", "json", ".", cwd=tmp_path)
+    folders = sorted(Path(f["filename"]).parent.name for f in json.loads(result.stdout))
+    assert folders == ["build", "generated", "tests"]
+
+
+def test_gitignore_is_respected_by_default(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / ".gitignore").write_text("ignored_*.py\n")
+    (tmp_path / "ignored_one.py").write_text(BARE)
+    (tmp_path / "kept.py").write_text(BARE)
+    assert codes(run_cli("--output-format", "json", ".", cwd=tmp_path)) == [("kept.py", "TFM101")]
+    (tmp_path / "tfmemlint.toml").write_text("respect-gitignore = false\n")
+    assert len(codes(run_cli("--output-format", "json", ".", cwd=tmp_path))) == 2
+    # A file named explicitly is checked even when ignored.
+    assert run_cli("ignored_one.py", cwd=tmp_path).returncode == 1
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ("selct = ['TFM101']\n", "unknown key 'selct'"),
+        ("select = 'TFM101'\n", "'select' must be a list of strings"),
+        ("select = ['NOPE']\n", "unknown rule selector 'NOPE'"),
+        ("policy = 'fraction=3'\n", "outside (0, 1]"),
+        ("output-format = 'xml'\n", "unknown output-format 'xml'"),
+        ("respect-gitignore = 'yes'\n", "'respect-gitignore' must be true or false"),
+        ("[per-file-ignores]\n'x' = 'TFM101'\n", "'per-file-ignores' must map globs"),
+        ("select = [\n", "not valid TOML"),
+    ],
+)
+def test_bad_configuration_is_a_clear_error(tmp_path: Path, content: str, says: str) -> None:
+    (tmp_path / "tfmemlint.toml").write_text(content)
+    (tmp_path / "a.py").write_text(BARE)
+    result = run_cli("a.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert says in result.stderr
+    assert "tfmemlint.toml" in result.stderr

@@ -1,0 +1,125 @@
+"""Configuration files: `[tool.tfmemlint]` in pyproject.toml, or a tfmemlint.toml.
+
+The nearest file found by walking up from the first path given wins (a tfmemlint.toml before a
+pyproject.toml in the same folder). Unknown keys and bad values are errors that name the key and
+the file: a typo must never silently turn a rule off.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+OWN_FILE = "tfmemlint.toml"
+PYPROJECT = "pyproject.toml"
+SECTION = "[tool.tfmemlint]"
+
+_LISTS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
+KEYS = frozenset({*_LISTS, "per-file-ignores", "policy", "output-format", "respect-gitignore"})
+
+
+class ConfigError(ValueError):
+    """A configuration file tfmemlint cannot use; the CLI exits 2 with this one line."""
+
+
+@dataclass(frozen=True)
+class FileConfig:
+    path: str | None = None  # None: no file (defaults, or --isolated)
+    values: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def root(self) -> str:
+        """The folder that `exclude` and `per-file-ignores` patterns are relative to."""
+        return os.path.dirname(os.path.abspath(self.path)) if self.path else os.getcwd()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+
+def _load_toml(path: str) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError:
+            raise ConfigError(
+                f"{path}: reading TOML needs Python 3.11 or the `tomli` package"
+            ) from None
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _has_section(path: str) -> bool:
+    """Cheap: most pyproject.toml files have no [tool.tfmemlint], and need no parsing."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return any(line.strip().startswith(SECTION[:-1]) for line in handle)
+    except OSError:
+        return False
+
+
+def find(paths: Sequence[str]) -> str | None:
+    start = os.path.abspath(paths[0] if paths else os.curdir)
+    folder = start if os.path.isdir(start) else os.path.dirname(start)
+    while True:
+        own = os.path.join(folder, OWN_FILE)
+        if os.path.isfile(own):
+            return own
+        pyproject = os.path.join(folder, PYPROJECT)
+        if os.path.isfile(pyproject) and _has_section(pyproject):
+            return pyproject
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def load(path: str) -> FileConfig:
+    document = _load_toml(path)
+    if os.path.basename(path) == PYPROJECT:
+        values = document.get("tool", {}).get("tfmemlint", {})
+    else:
+        values = document
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: [tool.tfmemlint] must be a table")
+    _validate(path, values)
+    return FileConfig(path, values)
+
+
+def _validate(path: str, values: dict[str, Any]) -> None:
+    for key, value in values.items():
+        if key not in KEYS:
+            known = ", ".join(sorted(KEYS))
+            raise ConfigError(f"{path}: unknown key {key!r} (known keys: {known})")
+        if key in _LISTS and not (
+            isinstance(value, list) and all(isinstance(item, str) for item in value)
+        ):
+            raise ConfigError(f"{path}: {key!r} must be a list of strings")
+        if key in ("policy", "output-format") and not isinstance(value, str):
+            raise ConfigError(f"{path}: {key!r} must be a string")
+        if key == "respect-gitignore" and not isinstance(value, bool):
+            raise ConfigError(f"{path}: 'respect-gitignore' must be true or false")
+        if key == "per-file-ignores" and not (
+            isinstance(value, dict)
+            and all(
+                isinstance(codes, list) and all(isinstance(code, str) for code in codes)
+                for codes in value.values()
+            )
+        ):
+            raise ConfigError(f"{path}: 'per-file-ignores' must map globs to lists of codes")
+
+
+def resolve(paths: Sequence[str], config_path: str | None, isolated: bool) -> FileConfig:
+    """The configuration a run uses: --isolated ignores every file, --config names one."""
+    if isolated:
+        return FileConfig()
+    path = config_path or find(paths)
+    return load(path) if path else FileConfig()
