@@ -74,7 +74,17 @@ def test_json_shape(write) -> None:
     findings = json.loads(result.stdout)
     assert [f["code"] for f in findings] == ["TFM101", "TFM103"]
     first = findings[0]
-    assert set(first) == {"code", "message", "filename", "location", "end_location", "fix", "url"}
+    assert set(first) == {
+        "code",
+        "message",
+        "filename",
+        "location",
+        "end_location",
+        "fix",
+        "url",
+        "cell",
+    }
+    assert first["cell"] is None  # a notebook's findings name their cell
     assert first["filename"] == str(path.resolve())
     assert first["location"] == {"row": 2, "column": 8}
     assert first["end_location"] == {"row": 2, "column": 20}

@@ -1,9 +1,9 @@
-"""Turns the paths a user gave into the Python files to check.
+"""Turns the paths a user gave into the files to check.
 
-Directories are walked for `*.py`; hidden folders, virtualenvs, build output and caches are
-skipped. A file named explicitly is always checked, whatever its name. Symbolic links to files are
-followed (the target is what gets fixed); links to folders are not, so a link loop cannot trap the
-walk.
+Directories are walked for `*.py` and `*.ipynb`; hidden folders, virtualenvs, build output and
+caches are skipped, and so are files git ignores. A file named explicitly is always checked,
+whatever its name. Symbolic links to files are followed (the target is what gets fixed); links
+to folders are not, so a link loop cannot trap the walk.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _walk(root: str, exclusions: Exclusions) -> Iterator[str]:
         dirs[:] = sorted(d for d in dirs if not exclusions.skip_dir(parent, d))
         for name in sorted(files):
             path = os.path.join(parent, name)
-            if name.endswith(".py") and not exclusions.skip_file(path):
+            if name.endswith((".py", ".ipynb")) and not exclusions.skip_file(path):
                 yield path
 
 

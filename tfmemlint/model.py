@@ -50,6 +50,7 @@ class Finding:
     end_location: Location
     fix: Fix | None = None
     url: str | None = None
+    cell: int | None = None  # in a notebook: the cell the location's row belongs to
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Literal
 
 from tfmemlint.discovery import Exclusions, Missing, discover
@@ -47,6 +48,8 @@ def check_file(filename: str, settings: Settings, mode: Mode, verbose: bool = Fa
     except OSError as exc:
         message = f"Cannot read file: {exc.strerror or exc}"
         return FileResult(filename, [_diagnostic(filename, READ_ERROR, message)])
+    if filename.endswith(".ipynb"):
+        return _check_notebook(filename, raw, settings, mode, verbose)
     result, source = check_bytes(filename, raw, settings, mode, verbose)
     if mode != "fix" or source is None or result.fixed_text is None:
         return result
@@ -64,6 +67,73 @@ def check_file(filename: str, settings: Settings, mode: Mode, verbose: bool = Fa
         result.original = result.fixed_text = None
         result.fixed = 0
     return result
+
+
+def _check_notebook(
+    filename: str, raw: bytes, settings: Settings, mode: Mode, verbose: bool
+) -> FileResult:
+    """A notebook's code cells are linted as one module; findings point at cells; a fix
+    rewrites only the `source` of the cells it changed."""
+    from tfmemlint.notebook import Notebook, NotebookError
+
+    if not may_have_findings(raw, settings.selected):
+        return FileResult(filename)
+    try:
+        notebook = Notebook.parse(raw.decode("utf-8"))
+    except (UnicodeDecodeError, NotebookError) as exc:
+        return FileResult(
+            filename, [_diagnostic(filename, READ_ERROR, f"Cannot read notebook: {exc}")]
+        )
+    module, origin = notebook.module()
+    result, _ = check_bytes(filename, module.encode("utf-8"), settings, mode, verbose)
+    result.findings = [_in_cell(finding, origin) for finding in result.findings]
+    result.text = None  # rows now count within cells; there is no one text to quote
+    if result.fixed_text is None:
+        result.original = None
+        return result
+    try:
+        new_text = notebook.with_module(result.fixed_text)
+    except NotebookError as exc:
+        result.findings.append(_diagnostic(filename, INTERNAL_ERROR, f"Internal error: {exc}"))
+        result.internal_error = True
+        result.original = result.fixed_text = None
+        result.fixed = 0
+        return result
+    result.original, result.fixed_text = notebook.text, new_text
+    if mode == "fix":
+        try:
+            write_atomically(filename, new_text.encode("utf-8"), expected_old=raw)
+        except OSError as exc:
+            result.findings.append(_diagnostic(filename, READ_ERROR, f"Cannot write fix: {exc}"))
+            result.original = result.fixed_text = None
+            result.fixed = 0
+    return result
+
+
+def _in_cell(finding: Finding, origin: list[tuple[int, int]]) -> Finding:
+    """A finding whose rows count in the notebook's module, re-pointed at its cell."""
+    if finding.location.row >= len(origin) or origin[finding.location.row][0] == 0:
+        return finding
+    cell, row = origin[finding.location.row]
+
+    def move(where: Location) -> Location:
+        same_cell = where.row < len(origin) and origin[where.row][0] == cell
+        return Location(origin[where.row][1], where.column) if same_cell else where
+
+    fix = finding.fix
+    if fix is not None:
+        edits = tuple(
+            replace(e, location=move(e.location), end_location=move(e.end_location))
+            for e in fix.edits
+        )
+        fix = replace(fix, edits=edits)
+    return replace(
+        finding,
+        location=Location(row, finding.location.column),
+        end_location=move(finding.end_location),
+        fix=fix,
+        cell=cell,
+    )
 
 
 def check_bytes(

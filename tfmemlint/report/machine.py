@@ -40,6 +40,7 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
         "end_location": _location(finding.end_location),
         "fix": fix,
         "url": finding.url,
+        "cell": finding.cell,
     }
 
 

@@ -21,8 +21,9 @@ def write_concise(results: Sequence[FileResult], out: IO[str]) -> None:
         for finding in result.findings:
             where = finding.location
             fixable = " [*]" if finding.fix else ""
+            cell = f":cell {finding.cell}" if finding.cell is not None else ""
             out.write(
-                f"{finding.filename}:{where.row}:{where.column}: {finding.code}{fixable} "
+                f"{finding.filename}{cell}:{where.row}:{where.column}: {finding.code}{fixable} "
                 f"{finding.message}\n"
             )
 
@@ -90,6 +91,7 @@ class TextReport:
         where = finding.location
         self._emit(
             (finding.filename, "bold"),
+            (f":cell {finding.cell}" if finding.cell is not None else "", ""),
             (f":{where.row}:{where.column}: ", ""),
             (finding.code, "bold red"),
             (" [*]" if finding.fix else "", "cyan"),

@@ -1,0 +1,126 @@
+"""Jupyter notebooks (issue 5): code cells linted as one module, findings per cell, fixes that
+touch only the changed cells' sources and keep every other byte of the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_cli
+
+CELLS = [
+    {
+        "cell_type": "markdown",
+        "metadata": {},
+        "source": ["# Training\n", "`tf.Session()` here is prose"],
+    },
+    {
+        "cell_type": "code",
+        "execution_count": 1,
+        "metadata": {},
+        "outputs": [],
+        "source": [
+            "%matplotlib inline\n",
+            "import tensorflow.compat.v1 as tf\n",
+            "!nvidia-smi\n",
+            "tf.disable_v2_behavior()",
+        ],
+    },
+    {
+        "cell_type": "code",
+        "execution_count": 2,
+        "metadata": {"tags": ["train"]},
+        "outputs": [{"name": "stdout", "output_type": "stream", "text": ["6.0\n"]}],
+        "source": [
+            "config = tf.ConfigProto()\n",
+            "sess = tf.Session(config=config)\n",
+            "print(sess.run(tf.constant(2.0) * 3))",
+        ],
+    },
+    {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": ["%%bash\n", "echo 'tf.Session()'"],
+    },
+    {
+        "cell_type": "code",
+        "execution_count": 3,
+        "metadata": {},
+        "outputs": [],
+        "source": "# 显存\nother = tf.Session()",
+    },
+]
+
+
+def write_notebook(path: Path) -> bytes:
+    document = {
+        "cells": CELLS,
+        "metadata": {"kernelspec": {"name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    raw = (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    path.write_bytes(raw)
+    return raw
+
+
+def test_findings_name_their_cell(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "train.ipynb")
+    result = run_cli("--output-format", "json", ".", cwd=tmp_path)  # walks find notebooks too
+    found = [
+        (f["cell"], f["location"]["row"], f["location"]["column"], f["code"])
+        for f in json.loads(result.stdout)
+    ]
+    assert found == [(3, 2, 8, "TFM102"), (5, 2, 9, "TFM101")]
+    text = run_cli("--output-format", "concise", "train.ipynb", cwd=tmp_path)
+    assert text.stdout.splitlines()[0].startswith("train.ipynb:cell 3:2:8: TFM102 [*]")
+
+
+def test_fix_rewrites_only_the_changed_cells(tmp_path: Path) -> None:
+    path = tmp_path / "train.ipynb"
+    raw = write_notebook(path)
+    result = run_cli("--fix", "train.ipynb", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    fixed = json.loads(path.read_text(encoding="utf-8"))  # still a valid notebook
+    original = json.loads(raw)
+    assert fixed["metadata"] == original["metadata"] and fixed["nbformat_minor"] == 5
+    assert [c.get("outputs") for c in fixed["cells"]] == [
+        c.get("outputs") for c in original["cells"]
+    ]
+    assert fixed["cells"][2]["source"] == [
+        "config = tf.ConfigProto()\n",
+        "config.gpu_options.allow_growth = True\n",
+        "sess = tf.Session(config=config)\n",
+        "print(sess.run(tf.constant(2.0) * 3))",
+    ]
+    assert fixed["cells"][4]["source"] == (
+        "# 显存\nother = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"
+    )
+    for unchanged in (0, 1, 3):  # markdown, the magics' cell, the %%bash cell
+        assert fixed["cells"][unchanged] == original["cells"][unchanged]
+    # Byte for byte, the only differences are inside the two changed sources.
+    new = path.read_bytes()
+    assert new.endswith(b"}\n") and raw.count(b"\n ") <= new.count(b"\n ")
+    assert (
+        new.replace(
+            b'"config = tf.ConfigProto()\\n",\n    "config.gpu_options.allow_growth = True\\n",',
+            b'"config = tf.ConfigProto()\\n",',
+        ).replace(
+            b"tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))",
+            b"tf.Session()",
+        )
+        == raw
+    )
+    assert run_cli("--fix", "train.ipynb", cwd=tmp_path).returncode == 0
+    assert path.read_bytes() == new  # idempotent
+
+
+def test_a_broken_notebook_is_reported_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "broken.ipynb"
+    path.write_text('{"cells": [ {"cell_type": "code", "source": "tf.Session()"')
+    result = run_cli("--output-format", "json", "--fix", "broken.ipynb", cwd=tmp_path)
+    [finding] = json.loads(result.stdout)
+    assert finding["code"] == "TFM901" and "notebook" in finding["message"]
+    assert path.read_text().endswith('"tf.Session()"')

@@ -1,0 +1,194 @@
+"""Jupyter notebooks: their code cells, linted as one module, and fixed in place.
+
+The notebook's JSON is never re-serialized. A small scanner finds where each code cell's `source`
+value sits in the file's text, and a fix replaces exactly those values, written in the style the
+file already uses, so the indentation, key order, outputs, metadata and final newline stay byte
+for byte as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+# Joins the cells in the module that is linted; a comment, so no fix can ever touch it.
+_BOUNDARY = "# tfmemlint: cell boundary"
+# Stands in for a magic line, and is put back after fixing: no fix touches a `pass` statement.
+_PLACEHOLDER = "pass  # tfmemlint: IPython magic"
+# IPython syntax that is not Python: line magics, shell escapes, help, and %% cell magics.
+_MAGIC = re.compile(r"^\s*(%|!|\?|\w[\w.]*\?\??\s*$)")
+
+
+class NotebookError(ValueError):
+    """Not a notebook tfmemlint can read."""
+
+
+@dataclass
+class Cell:
+    number: int  # 1-based, among all cells, as Jupyter shows them
+    start: int  # span of the `source` value in the file's text
+    end: int
+    source: str
+    as_list: bool  # the value is a list of lines (nbformat's usual form), not one string
+
+
+def _scan_value(text: str, at: int) -> int:
+    """The offset just past the JSON value that starts at `at` (whitespace skipped first)."""
+    decoder = json.JSONDecoder()
+    try:
+        _, end = decoder.raw_decode(text, _skip_space(text, at))
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"invalid JSON: {exc}") from None
+    return end
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _object_members(text: str, at: int) -> list[tuple[str, int, int]]:
+    """(key, value start, value end) of the JSON object starting at `at`."""
+    at = _skip_space(text, at)
+    if text[at : at + 1] != "{":
+        raise NotebookError("expected an object")
+    members = []
+    at += 1
+    while True:
+        at = _skip_space(text, at)
+        if text[at : at + 1] == "}":
+            return members
+        key_end = _scan_value(text, at)
+        key = json.loads(text[at:key_end])
+        at = _skip_space(text, key_end)
+        if text[at : at + 1] != ":":
+            raise NotebookError("expected ':'")
+        start = _skip_space(text, at + 1)
+        end = _scan_value(text, start)
+        members.append((key, start, end))
+        at = _skip_space(text, end)
+        if text[at : at + 1] == ",":
+            at += 1
+
+
+def _array_items(text: str, at: int) -> list[tuple[int, int]]:
+    at = _skip_space(text, at)
+    if text[at : at + 1] != "[":
+        raise NotebookError("expected an array")
+    items = []
+    at += 1
+    while True:
+        at = _skip_space(text, at)
+        if text[at : at + 1] == "]":
+            return items
+        end = _scan_value(text, at)
+        items.append((at, end))
+        at = _skip_space(text, end)
+        if text[at : at + 1] == ",":
+            at += 1
+
+
+@dataclass
+class Notebook:
+    text: str
+    cells: list[Cell]
+
+    @classmethod
+    def parse(cls, text: str) -> Notebook:
+        members = dict((k, (s, e)) for k, s, e in _object_members(text, 0))
+        if "cells" not in members:
+            raise NotebookError("no 'cells' list")
+        cells = []
+        for number, (start, _) in enumerate(_array_items(text, members["cells"][0]), 1):
+            fields = {k: (s, e) for k, s, e in _object_members(text, start)}
+            if "cell_type" not in fields or "source" not in fields:
+                continue
+            if json.loads(text[slice(*fields["cell_type"])]) != "code":
+                continue
+            value = json.loads(text[slice(*fields["source"])])
+            as_list = isinstance(value, list)
+            source = "".join(value) if as_list else value
+            if not isinstance(source, str):
+                raise NotebookError(f"cell {number}: 'source' is not text")
+            cells.append(Cell(number, *fields["source"], source, as_list))
+        return cls(text, cells)
+
+    def module(self) -> tuple[str, list[tuple[int, int]]]:
+        """The code cells as one Python module, and for each of its rows (1-based, index 0
+        unused) the (cell number, row in the cell) it comes from; (0, 0) for boundary rows."""
+        lines: list[str] = []
+        origin: list[tuple[int, int]] = [(0, 0)]
+        for cell in self.cells:
+            if lines:
+                lines.append(_BOUNDARY)
+                origin.append((0, 0))
+            cell_lines = cell.source.split("\n")
+            if cell_lines and cell_lines[0].lstrip().startswith("%%"):
+                cell_lines = [""] * len(cell_lines)  # a cell magic: the whole cell is not Python
+            for row, line in enumerate(cell_lines, 1):
+                if _MAGIC.match(line):
+                    indent = line[: len(line) - len(line.lstrip())]
+                    line = f"{indent}{_PLACEHOLDER}"
+                lines.append(line)
+                origin.append((cell.number, row))
+        return "\n".join(lines) + "\n", origin
+
+    def with_module(self, fixed: str) -> str:
+        """The notebook's text with each code cell's source replaced by its part of `fixed`,
+        magics restored; cells whose source did not change keep their bytes."""
+        body = fixed[:-1] if fixed.endswith("\n") else fixed  # the newline module() added
+        parts = body.split(f"\n{_BOUNDARY}\n")
+        if len(parts) != len(self.cells):
+            raise NotebookError("a fix crossed a cell boundary")
+        pieces = []
+        cursor = 0
+        for cell, part in zip(self.cells, parts, strict=True):
+            new_source = _restore_magics(cell.source, part)
+            if new_source == cell.source:
+                continue
+            pieces.append(self.text[cursor : cell.start])
+            pieces.append(self._render(cell, new_source))
+            cursor = cell.end
+        pieces.append(self.text[cursor:])
+        return "".join(pieces)
+
+    def _render(self, cell: Cell, source: str) -> str:
+        """`source` as JSON in the style of the value it replaces."""
+        original = self.text[cell.start : cell.end]
+        ascii_only = "\\u" in original
+        if not cell.as_list:
+            return json.dumps(source, ensure_ascii=ascii_only)
+        lines = source.splitlines(keepends=True)
+        if not lines:
+            return "[]"
+        items = _array_items(self.text, cell.start)
+        if len(items) >= 1 and "\n" in original:
+            first = items[0][0]
+            line_start = self.text.rfind("\n", 0, first) + 1
+            indent = self.text[line_start:first]
+            closing_start = self.text.rfind("\n", 0, cell.end - 1) + 1
+            closing = self.text[closing_start : cell.end - 1]
+            newline = "\r\n" if "\r\n" in original else "\n"
+            body = f",{newline}".join(
+                indent + json.dumps(line, ensure_ascii=ascii_only) for line in lines
+            )
+            return f"[{newline}{body}{newline}{closing}]"
+        return "[" + ", ".join(json.dumps(line, ensure_ascii=ascii_only) for line in lines) + "]"
+
+
+def _restore_magics(original: str, fixed: str) -> str:
+    """Put the magic lines back where the module had `pass` for them; a fix never touches
+    those lines, so they are found again in order."""
+    original_lines = original.split("\n")
+    if original_lines and original_lines[0].lstrip().startswith("%%"):
+        return original  # a cell magic's cell was blank in the module, and stays as it was
+    magics = [line for line in original_lines if _MAGIC.match(line)]
+    if not magics:
+        return fixed
+    pending = iter(magics)
+    restored = [
+        next(pending) if line.strip() == _PLACEHOLDER else line for line in fixed.split("\n")
+    ]
+    return "\n".join(restored)
