@@ -158,3 +158,53 @@ def test_stdin_for_editors() -> None:
     assert broken.stdout == "import tensorflow as tf\nprint 'x'\ns = tf.Session()\n"
     assert broken.returncode == 1
     assert run_cli("-", "other.py", stdin="").returncode == 2
+
+
+def test_show_fixes_prints_each_fix_as_a_diff(project: Path) -> None:
+    result = run_cli("--show-fixes", "train.py", cwd=project)
+    assert "    -sess = tf.Session()\n" in result.stdout
+    assert (
+        "    +sess = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))\n"
+        in result.stdout
+    )
+
+
+def _run_on_a_terminal(tmp_path: Path, env: dict[str, str]) -> str:
+    """Run tfmemlint with stderr on a pseudo-terminal; return what the terminal saw."""
+    import pty
+    import subprocess
+    import sys
+
+    controller, terminal = pty.openpty()
+    done = subprocess.run(
+        [sys.executable, "-m", "tfmemlint", "--exit-zero", "."],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=terminal,
+        timeout=300,
+    )
+    os.close(terminal)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(controller)
+    assert done.returncode == 0
+    return seen.decode("utf-8", "replace")
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    body = "import tensorflow.compat.v1 as tf\n" + "x = [1, 2, 3]\n" * 100 + "sess = tf.Session()\n"
+    for index in range(60):
+        (tmp_path / f"m{index:03d}.py").write_text(body)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    assert "checking" in _run_on_a_terminal(tmp_path, env)
+    assert "checking" not in _run_on_a_terminal(tmp_path, {**env, "CI": "true"})
+    piped = run_cli("--exit-zero", ".", cwd=tmp_path)
+    assert "checking" not in piped.stderr

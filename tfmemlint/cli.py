@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -75,6 +76,9 @@ def _codes(values: tuple[str, ...]) -> list[str]:
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else.")
 @click.option(
+    "--show-fixes", is_flag=True, help="Show each available fix as a diff under its finding."
+)
+@click.option(
     "--stdin-filename",
     metavar="NAME",
     help="With the path `-`: the name of the source read from stdin. With --fix, the fixed "
@@ -108,6 +112,7 @@ def check(
     statistics: bool,
     exit_non_zero_on_fix: bool,
     quiet: bool,
+    show_fixes: bool,
     stdin_filename: str | None,
     select: tuple[str, ...],
     extend_select: tuple[str, ...],
@@ -162,7 +167,11 @@ def check(
             sys.stdout.flush()
             report_to = sys.stderr
     else:
-        results = list(runner.run(paths or (".",), settings, mode, verbose, exclusions))
+        from tfmemlint.discovery import discover
+
+        items = list(discover(paths or (".",), exclusions))
+        checked = runner.run_items(items, settings, mode, verbose)
+        results = list(_with_progress(checked, len(items)) if _interactive() else checked)
 
     with contextlib.ExitStack() as stack:
         out = report_to
@@ -174,7 +183,7 @@ def check(
         elif statistics:
             report.text.write_statistics(results, out)
         elif output_format == "text":
-            text = report.text.TextReport(out, color=out.isatty())
+            text = report.text.TextReport(out, color=out.isatty(), show_fixes=show_fixes)
             text.findings(results)
             if not quiet:
                 text.summary(results, mode)
@@ -205,6 +214,49 @@ def rule(code: str | None, all_rules: bool) -> None:
     if found is None:
         raise click.UsageError(f"unknown rule {code!r}; `tfmemlint rule --all` lists them")
     click.echo(render_rule(found))
+
+
+# Below this many seconds a run shows no progress bar: it would only flicker.
+PROGRESS_AFTER_S = 0.5
+
+
+def _interactive() -> bool:
+    """A person watching: a terminal on stderr, and no CI (CI logs must stay clean)."""
+    import os
+
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def _with_progress(results: Iterator[Any], total: int) -> Iterator[Any]:
+    """Yield the results; after a moment, show files done / total and findings so far."""
+    import time
+
+    started = time.monotonic()
+    progress = task = None
+    findings = 0
+    try:
+        for done, result in enumerate(results, 1):
+            findings += len(result.findings)
+            if progress is None and time.monotonic() - started > PROGRESS_AFTER_S:
+                from rich.console import Console
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+                progress = Progress(
+                    TextColumn("checking"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TextColumn("{task.fields[findings]} findings"),
+                    transient=True,
+                    console=Console(stderr=True),  # stdout is the report's
+                )
+                progress.start()
+                task = progress.add_task("check", total=total, findings=0)
+            if progress is not None and task is not None:
+                progress.update(task, completed=done, findings=findings)
+            yield result
+    finally:
+        if progress is not None:
+            progress.stop()
 
 
 def main() -> None:

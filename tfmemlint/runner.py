@@ -188,7 +188,14 @@ def run(
     verbose: bool = False,
     exclusions: Exclusions | None = None,
 ) -> Iterator[FileResult]:
-    for item in discover(paths, exclusions):
+    yield from run_items(discover(paths, exclusions), settings, mode, verbose)
+
+
+def run_items(
+    items: Iterable[str | Missing], settings: Settings, mode: Mode, verbose: bool = False
+) -> Iterator[FileResult]:
+    """Check discovered items one by one, as they come (a caller may count them first)."""
+    for item in items:
         if isinstance(item, Missing):
             message = "No such file or directory"
             yield FileResult(item.path, [_diagnostic(item.path, READ_ERROR, message)])

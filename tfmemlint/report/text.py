@@ -65,8 +65,9 @@ def write_diff(results: Sequence[FileResult], out: IO[str]) -> None:
 class TextReport:
     """`path:row:col: CODE [*] message`, the source line with a caret, the fix as help."""
 
-    def __init__(self, out: IO[str], color: bool) -> None:
+    def __init__(self, out: IO[str], color: bool, show_fixes: bool = False) -> None:
         self.out = out
+        self.show_fixes = show_fixes
         self.console = None
         if color:
             from rich.console import Console
@@ -111,7 +112,24 @@ class TextReport:
             )
             if finding.fix:
                 self._emit((f"{gutter} = ", "blue"), ("help: ", "bold"), (finding.fix.message, ""))
+                if self.show_fixes:
+                    self._fix_diff(finding, lines)
         self._emit(("", ""))
+
+    def _fix_diff(self, finding: Finding, lines: LineIndex) -> None:
+        """The lines this one fix changes, before and after."""
+        from tfmemlint import fixes
+
+        assert finding.fix is not None
+        _, fixed = fixes.apply([finding.fix], lines.text)
+        changed = difflib.unified_diff(
+            lines.text.splitlines(), fixed.splitlines(), lineterm="", n=0
+        )
+        for line in list(changed)[2:]:  # past the ---/+++ header
+            if line.startswith("@@"):
+                continue
+            style = "red" if line.startswith("-") else "green"
+            self._emit(("    ", ""), (line, style))
 
     def summary(self, results: Sequence[FileResult], mode: str) -> None:
         remaining = sum(len(r.findings) for r in results)
