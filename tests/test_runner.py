@@ -47,3 +47,21 @@ def test_file_changed_on_disk_meanwhile_is_not_overwritten(
     assert path.read_text().endswith("# edited by someone else\n")
     assert "changed on disk" in result.findings[-1].message
     assert result.fixed == 0
+
+
+def test_deeply_nested_generated_code_is_checked(tmp_path: Path) -> None:
+    """A long implicit string concatenation nests libcst nodes far past Python's default
+    recursion limit of 1,000 (pydoc_data/topics.py is such a file)."""
+    import sys
+
+    if sys.version_info < (3, 11):
+        pytest.skip("3.10 keeps the default limit and reports an internal error instead")
+    path = tmp_path / "generated.py"
+    strings = "\n".join(f"    'part {i} '" for i in range(1500))
+    path.write_text(
+        f"import tensorflow.compat.v1 as tf\nTEXT = (\n{strings}\n)\nsess = tf.Session()\n"
+    )
+    limit = sys.getrecursionlimit()
+    result = runner.check_file(str(path), Settings.default(), "check")
+    assert [f.code for f in result.findings] == ["TFM101"]
+    assert sys.getrecursionlimit() == limit  # restored

@@ -7,9 +7,11 @@ the way to it.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 
 import libcst as cst
@@ -92,15 +94,33 @@ def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
     Raises libcst.ParserSyntaxError for text that is not Python 3.
     """
     module = cst.parse_module(text)
-    context = FileContext(filename, text, module, settings.policy)
-    findings = [
-        finding
-        for checker in _checkers(settings.selected)
-        for finding in checker(context)
-        if finding.code in settings.selected
-    ]
+    with _deep_recursion():
+        context = FileContext(filename, text, module, settings.policy)
+        findings = [
+            finding
+            for checker in _checkers(settings.selected)
+            for finding in checker(context)
+            if finding.code in settings.selected
+        ]
     findings = suppression.unsuppressed(findings, context.lines)
     return sorted(findings, key=lambda f: (f.location, f.code))
+
+
+# libcst's visitors recurse once per level of nesting: long implicit string concatenations and
+# huge expressions in generated files go far past Python's default limit of 1,000. Since 3.11,
+# Python-to-Python calls do not use the C stack, so a higher limit is safe.
+RECURSION_LIMIT = 20_000
+
+
+@contextlib.contextmanager
+def _deep_recursion() -> Iterator[None]:
+    previous = sys.getrecursionlimit()
+    if sys.version_info >= (3, 11):  # on 3.10 deep recursion could overflow the C stack
+        sys.setrecursionlimit(max(previous, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 class UnsafeFixError(Exception):
