@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -155,15 +155,13 @@ def check(
         if len(paths) > 1:
             raise click.UsageError("`-` (stdin) cannot be combined with other paths")
         name = stdin_filename or "-"
-        raw = sys.stdin.buffer.read()
-        result, source = runner.check_bytes(name, raw, settings.for_file(name), mode, verbose)
+        result, source_out = runner.check_stdin(
+            name, sys.stdin.buffer.read(), settings, mode, verbose
+        )
         results = [result]
         if fix:
-            # Editors read the source back from stdout, fixed or as it came: never nothing.
-            fixed = result.fixed_text
-            sys.stdout.buffer.write(
-                raw if source is None or fixed is None else source.encode(fixed)
-            )
+            # Editors read the source back from stdout; the report goes to stderr.
+            sys.stdout.buffer.write(source_out)
             sys.stdout.flush()
             report_to = sys.stderr
     else:
@@ -171,7 +169,8 @@ def check(
 
         items = list(discover(paths or (".",), exclusions))
         checked = runner.run_items(items, settings, mode, verbose)
-        results = list(_with_progress(checked, len(items)) if _interactive() else checked)
+        interactive = sys.stderr.isatty() and not os.environ.get("CI")  # CI logs stay clean
+        results = list(report.text.with_progress(checked, len(items)) if interactive else checked)
 
     with contextlib.ExitStack() as stack:
         out = report_to
@@ -214,49 +213,6 @@ def rule(code: str | None, all_rules: bool) -> None:
     if found is None:
         raise click.UsageError(f"unknown rule {code!r}; `tfmemlint rule --all` lists them")
     click.echo(render_rule(found))
-
-
-# Below this many seconds a run shows no progress bar: it would only flicker.
-PROGRESS_AFTER_S = 0.5
-
-
-def _interactive() -> bool:
-    """A person watching: a terminal on stderr, and no CI (CI logs must stay clean)."""
-    import os
-
-    return sys.stderr.isatty() and not os.environ.get("CI")
-
-
-def _with_progress(results: Iterator[Any], total: int) -> Iterator[Any]:
-    """Yield the results; after a moment, show files done / total and findings so far."""
-    import time
-
-    started = time.monotonic()
-    progress = task = None
-    findings = 0
-    try:
-        for done, result in enumerate(results, 1):
-            findings += len(result.findings)
-            if progress is None and time.monotonic() - started > PROGRESS_AFTER_S:
-                from rich.console import Console
-                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-                progress = Progress(
-                    TextColumn("checking"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TextColumn("{task.fields[findings]} findings"),
-                    transient=True,
-                    console=Console(stderr=True),  # stdout is the report's
-                )
-                progress.start()
-                task = progress.add_task("check", total=total, findings=0)
-            if progress is not None and task is not None:
-                progress.update(task, completed=done, findings=findings)
-            yield result
-    finally:
-        if progress is not None:
-            progress.stop()
 
 
 def main() -> None:

@@ -69,6 +69,17 @@ def check_file(filename: str, settings: Settings, mode: Mode, verbose: bool = Fa
     return result
 
 
+def check_stdin(
+    name: str, raw: bytes, settings: Settings, mode: Mode, verbose: bool = False
+) -> tuple[FileResult, bytes]:
+    """A source read from stdin (editors): its result, and the bytes to hand back, fixed or as
+    they came, never nothing, even for a file without findings or one that does not parse."""
+    result, source = check_bytes(name, raw, settings.for_file(name), mode, verbose)
+    if source is None or result.fixed_text is None:
+        return result, raw
+    return result, source.encode(result.fixed_text)
+
+
 def _check_notebook(
     filename: str, raw: bytes, settings: Settings, mode: Mode, verbose: bool
 ) -> FileResult:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO
 
 from tfmemlint.model import FileResult, Finding
@@ -157,3 +157,40 @@ class TextReport:
         if remaining:
             line += f"; {remaining} would remain"
         out.write(line + ".\n")
+
+
+# Below this many seconds a run shows no progress bar: it would only flicker.
+PROGRESS_AFTER_S = 0.5
+
+
+def with_progress(results: Iterable[FileResult], total: int) -> Iterator[FileResult]:
+    """Yield the results; after a moment, show files done / total and findings so far on
+    stderr. For a person at a terminal only: the caller decides that."""
+    import time
+
+    started = time.monotonic()
+    progress = task = None
+    findings = 0
+    try:
+        for done, result in enumerate(results, 1):
+            findings += len(result.findings)
+            if progress is None and time.monotonic() - started > PROGRESS_AFTER_S:
+                from rich.console import Console
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+                progress = Progress(
+                    TextColumn("checking"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TextColumn("{task.fields[findings]} findings"),
+                    transient=True,
+                    console=Console(stderr=True),  # stdout is the report's
+                )
+                progress.start()
+                task = progress.add_task("check", total=total, findings=0)
+            if progress is not None and task is not None:
+                progress.update(task, completed=done, findings=findings)
+            yield result
+    finally:
+        if progress is not None:
+            progress.stop()
