@@ -133,7 +133,9 @@ def check(
     if fix and diff:
         raise click.UsageError("--fix and --diff cannot be used together")
     try:
-        file_config = config.resolve(paths, config_path, isolated)
+        # A source on stdin finds its configuration from the name it is reported under.
+        near = [stdin_filename] if "-" in paths and stdin_filename else list(paths)
+        file_config = config.resolve(near, config_path, isolated)
         settings = settings_module.build(
             file_config, policy, _codes(select), _codes(extend_select), _codes(ignore)
         )
