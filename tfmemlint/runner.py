@@ -13,11 +13,32 @@ from typing import Literal
 from tfmemlint.discovery import Exclusions, Missing, discover
 from tfmemlint.model import FileResult, Finding, Location, Rule
 from tfmemlint.prefilter import may_have_findings
-from tfmemlint.rules.file_errors import INTERNAL_ERROR, READ_ERROR, SYNTAX_ERROR
+from tfmemlint.rules.file_errors import (
+    INTERNAL_ERROR,
+    INVALID_ENCODING,
+    NUL_BYTES,
+    PYTHON2_SYNTAX,
+    READ_ERROR,
+    SYNTAX_ERROR,
+    UNKNOWN_ENCODING,
+    WRITE_FAILED,
+)
 from tfmemlint.settings import Settings
 from tfmemlint.source import SourceError, SourceText, write_atomically
 
 Mode = Literal["check", "fix", "diff"]
+
+_DECODE_ERRORS = {
+    "nul-bytes": NUL_BYTES,
+    "unknown-encoding": UNKNOWN_ENCODING,
+    "invalid-encoding": INVALID_ENCODING,
+}
+# Python's messages for the Python 2 constructs that TF1-era repositories hold.
+_PYTHON2_MESSAGES = (
+    "Missing parentheses in call to",
+    "multiple exception types must be parenthesized",
+    "leading zeros in decimal integer literals",
+)
 
 
 def _diagnostic(filename: str, rule: Rule, message: str, row: int = 1, column: int = 1) -> Finding:
@@ -33,7 +54,10 @@ def _syntax_error(filename: str, text: str, error: Exception) -> Finding:
         ast.parse(text)
     except SyntaxError as python_error:
         row, column = python_error.lineno or 1, python_error.offset or 1
-        return _diagnostic(filename, SYNTAX_ERROR, f"Syntax error: {python_error.msg}", row, column)
+        message = python_error.msg or "invalid syntax"
+        if any(marker in message for marker in _PYTHON2_MESSAGES):
+            return _diagnostic(filename, PYTHON2_SYNTAX, f"Python 2 syntax: {message}", row, column)
+        return _diagnostic(filename, SYNTAX_ERROR, f"Syntax error: {message}", row, column)
     except ValueError:
         pass  # e.g. NUL bytes: fall back to libcst's account
     row, column = getattr(error, "editor_line", 1), getattr(error, "editor_column", 1)
@@ -63,7 +87,7 @@ def check_file(filename: str, settings: Settings, mode: Mode, verbose: bool = Fa
     except (OSError, UnicodeEncodeError, UnsafeFixError) as exc:
         result.findings = lint_text(filename, source.text, settings)
         result.text = source.text
-        result.findings.append(_diagnostic(filename, READ_ERROR, f"Cannot write fix: {exc}"))
+        result.findings.append(_diagnostic(filename, WRITE_FAILED, f"Fix not written: {exc}"))
         result.original = result.fixed_text = None
         result.fixed = 0
     return result
@@ -115,7 +139,7 @@ def _check_notebook(
         try:
             write_atomically(filename, new_text.encode("utf-8"), expected_old=raw)
         except OSError as exc:
-            result.findings.append(_diagnostic(filename, READ_ERROR, f"Cannot write fix: {exc}"))
+            result.findings.append(_diagnostic(filename, WRITE_FAILED, f"Fix not written: {exc}"))
             result.original = result.fixed_text = None
             result.fixed = 0
     return result
@@ -160,7 +184,7 @@ def check_bytes(
     try:
         source = SourceText.decode(raw)
     except SourceError as exc:
-        result.findings.append(_diagnostic(filename, READ_ERROR, f"Cannot decode file: {exc}"))
+        result.findings.append(_diagnostic(filename, _DECODE_ERRORS[exc.kind], str(exc), exc.row))
         return result, None
 
     import libcst as cst

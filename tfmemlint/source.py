@@ -18,7 +18,12 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class SourceError(Exception):
-    """A file that cannot be read or decoded as Python source."""
+    """A file that cannot be decoded as Python source; `kind` says why."""
+
+    def __init__(self, message: str, kind: str, row: int = 1) -> None:
+        super().__init__(message)
+        self.kind = kind  # "nul-bytes", "unknown-encoding" or "invalid-encoding"
+        self.row = row
 
 
 @dataclass(frozen=True)
@@ -28,14 +33,22 @@ class SourceText:
 
     @classmethod
     def decode(cls, raw: bytes) -> SourceText:
+        if b"\x00" in raw:
+            row = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
+            raise SourceError("The file contains NUL bytes", "nul-bytes", row)
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         except SyntaxError as exc:
-            raise SourceError(str(exc)) from None
+            kind = "unknown-encoding" if "unknown encoding" in str(exc) else "invalid-encoding"
+            raise SourceError(str(exc), kind) from None
         try:
             text = raw.decode(encoding)
-        except (UnicodeDecodeError, LookupError) as exc:
-            raise SourceError(f"cannot decode as {encoding}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            row = raw.count(b"\n", 0, exc.start) + 1
+            message = f"Bytes not valid in {encoding} at byte {exc.start}"
+            raise SourceError(message, "invalid-encoding", row) from None
+        except LookupError as exc:
+            raise SourceError(str(exc), "unknown-encoding") from None
         return cls(text, encoding)
 
     def encode(self, text: str) -> bytes:

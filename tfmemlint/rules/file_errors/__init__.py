@@ -3,21 +3,101 @@
 from tfmemlint.model import Rule, RuleDoc
 from tfmemlint.rules import RuleFamily
 
+_GOES_ON = (
+    "The run goes on with the other files, and this diagnostic counts as a finding for the "
+    "exit code, as ruff counts syntax errors."
+)
+
 READ_ERROR = Rule(
     code="TFM901",
     name="unreadable-file",
-    summary="The file could not be read, decoded or written",
+    summary="The file could not be read",
     fixable=False,
     doc=RuleDoc(
-        what_it_does="Reports a path that could not be read (missing, no permission), whose bytes "
-        "are not valid in its declared encoding (PEP 263; UTF-8 by default), or whose fix could "
-        "not be written (read-only, changed on disk meanwhile).",
-        why="A file tfmemlint cannot read is a file it cannot vouch for. The run goes on with the "
-        "other files, and this diagnostic makes the exit code non-zero.",
+        what_it_does="Reports a path that could not be read: missing, a symbolic link loop, no "
+        "permission, a notebook that is not valid JSON.",
+        why="A file tfmemlint cannot read is a file it cannot vouch for. " + _GOES_ON,
+        example="tfmemlint does-not-exist.py",
+        use_instead="tfmemlint src/",
+        fix_safety="No fix.",
+    ),
+)
+
+INVALID_ENCODING = Rule(
+    code="TFM906",
+    name="invalid-encoding",
+    summary="The file's bytes are not valid in its encoding",
+    fixable=False,
+    doc=RuleDoc(
+        what_it_does="Reports a file whose bytes cannot be decoded in its declared encoding "
+        "(PEP 263), or in UTF-8 when it declares none.",
+        why="Python would refuse to import it, and a rewrite could not keep its bytes. " + _GOES_ON,
         # The example's second line holds a Latin-1 byte in a file that declares UTF-8.
         example="# -*- coding: utf-8 -*-\nname = '\\xe9'",
         use_instead="# -*- coding: latin-1 -*-\nname = '\\xe9'",
-        fix_safety="No fix: fix the file's encoding cookie or its bytes.",
+        fix_safety="No fix: fix the encoding cookie or the bytes.",
+    ),
+)
+
+UNKNOWN_ENCODING = Rule(
+    code="TFM907",
+    name="unknown-encoding-cookie",
+    summary="The file declares an encoding Python does not know",
+    fixable=False,
+    doc=RuleDoc(
+        what_it_does="Reports a coding cookie that names no codec, such as `# coding: latin-9`.",
+        why="Python refuses to read such a file. " + _GOES_ON,
+        example="# -*- coding: utf8mb4 -*-",
+        use_instead="# -*- coding: utf-8 -*-",
+        fix_safety="No fix.",
+    ),
+)
+
+NUL_BYTES = Rule(
+    code="TFM905",
+    name="nul-bytes",
+    summary="The file contains NUL bytes",
+    fixable=False,
+    doc=RuleDoc(
+        what_it_does="Reports a `.py` file with NUL bytes in it: usually a binary file with the "
+        "wrong name, or a file saved as UTF-16.",
+        why="Python cannot compile source with NUL bytes. " + _GOES_ON,
+        example="(a file saved as UTF-16)",
+        use_instead="(the same file saved as UTF-8)",
+        fix_safety="No fix.",
+    ),
+)
+
+PYTHON2_SYNTAX = Rule(
+    code="TFM904",
+    name="python2-syntax",
+    summary="The file is Python 2",
+    fixable=False,
+    doc=RuleDoc(
+        what_it_does="Reports a file that does not parse because it is Python 2: a `print` or "
+        "`exec` statement, `except E, e`, an octal literal such as `0777`.",
+        why="TF1-era repositories often still hold Python 2 files. tfmemlint checks Python 3 "
+        "only and never rewrites a file it cannot parse. " + _GOES_ON,
+        example='print "hello"',
+        use_instead='print("hello")',
+        fix_safety="No fix: port the file (2to3, pyupgrade).",
+    ),
+)
+
+WRITE_FAILED = Rule(
+    code="TFM908",
+    name="fix-not-written",
+    summary="A fix could not be written; the file is left as it was",
+    fixable=False,
+    doc=RuleDoc(
+        what_it_does="Reports a file whose fix was not written: it is read-only, it changed on "
+        "disk while tfmemlint was fixing it, or its fixed text cannot be written in its own "
+        "encoding.",
+        why="tfmemlint never changes a file's permissions and never overwrites changes it did "
+        "not see. The findings that the fix would have removed are reported too.",
+        example="chmod a-w train.py && tfmemlint --fix train.py",
+        use_instead="chmod u+w train.py && tfmemlint --fix train.py",
+        fix_safety="No fix.",
     ),
 )
 
@@ -27,11 +107,11 @@ SYNTAX_ERROR = Rule(
     summary="The file is not valid Python 3",
     fixable=False,
     doc=RuleDoc(
-        what_it_does="Reports a file that does not parse as Python 3, such as Python 2 code.",
-        why="tfmemlint never rewrites a file it cannot parse. The run goes on with the other "
-        "files, and this diagnostic makes the exit code non-zero.",
-        example='print "hello"',
-        use_instead='print("hello")',
+        what_it_does="Reports a file that does not parse as Python 3 (Python 2 code is TFM904), "
+        "with Python's own message and position.",
+        why="tfmemlint never rewrites a file it cannot parse. " + _GOES_ON,
+        example="def f(:\n    pass",
+        use_instead="def f():\n    pass",
         fix_safety="No fix.",
     ),
 )
@@ -51,4 +131,15 @@ INTERNAL_ERROR = Rule(
     ),
 )
 
-FAMILY = RuleFamily(rules=(READ_ERROR, SYNTAX_ERROR, INTERNAL_ERROR))
+FAMILY = RuleFamily(
+    rules=(
+        READ_ERROR,
+        SYNTAX_ERROR,
+        INTERNAL_ERROR,
+        PYTHON2_SYNTAX,
+        NUL_BYTES,
+        INVALID_ENCODING,
+        UNKNOWN_ENCODING,
+        WRITE_FAILED,
+    )
+)

@@ -1,0 +1,74 @@
+"""Bad input (issue 7): each kind gets one clear diagnostic with its own code, path and line, and
+the run goes on with the other files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+SESSION = b"import tensorflow as tf\nsess = tf.Session()\n"
+
+
+@pytest.mark.parametrize(
+    "raw, code, row",
+    [
+        (b"import tensorflow as tf\nprint 'x'\nsess = tf.Session()\n", "TFM904", 2),
+        (b"import tensorflow as tf\nexec 'x = 1'\nsess = tf.Session()\n", "TFM904", 2),
+        (b"import tensorflow as tf\nmode = 0777\nsess = tf.Session()\n", "TFM904", 2),
+        (b"import tensorflow as tf\ndef f(:\n    pass\nsess = tf.Session()\n", "TFM902", 2),
+        (b"import tensorflow as tf\nx = 1\x00\nsess = tf.Session()\n", "TFM905", 2),
+        (b"import tensorflow as tf\nname = '\xe9'\nsess = tf.Session()\n", "TFM906", 2),
+        (
+            b"# -*- coding: utf-8 -*-\nimport tensorflow as tf\nname = '\xe9'\nsess = tf.Session()\n",
+            "TFM906",
+            3,
+        ),
+        (
+            b"# -*- coding: no-such-codec -*-\nimport tensorflow as tf\nsess = tf.Session()\n",
+            "TFM907",
+            1,
+        ),
+    ],
+)
+def test_bad_input_gets_its_own_diagnostic_and_the_run_goes_on(
+    tmp_path: Path, raw: bytes, code: str, row: int
+) -> None:
+    (tmp_path / "bad.py").write_bytes(raw)
+    (tmp_path / "good.py").write_bytes(SESSION)
+    result = run_cli("--fix", "--output-format", "json", ".", cwd=tmp_path)
+    findings = json.loads(result.stdout)
+    assert [(Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in findings] == [
+        ("bad.py", code, row)
+    ]
+    assert "\n" not in findings[0]["message"]  # one line
+    assert (tmp_path / "bad.py").read_bytes() == raw  # never touched
+    assert b"allow_growth=True" in (tmp_path / "good.py").read_bytes()
+    assert result.returncode == 1
+
+
+def test_paths_that_are_not_plain_files(tmp_path: Path) -> None:
+    (tmp_path / "x.py").mkdir()  # a folder with a Python name
+    (tmp_path / "x.py" / "inner.py").write_bytes(SESSION)
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")  # a symlink loop
+    (tmp_path / "empty.py").write_bytes(b"")
+    (tmp_path / "empty_dir").mkdir()
+    result = run_cli("--output-format", "json", ".", "loop", "empty_dir", "empty.py", cwd=tmp_path)
+    found = [
+        (os.path.relpath(f["filename"], tmp_path), f["code"]) for f in json.loads(result.stdout)
+    ]
+    assert found == [("x.py/inner.py", "TFM101"), ("loop", "TFM901")]
+
+
+def test_a_write_that_fails_is_its_own_diagnostic(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(SESSION)
+    path.chmod(0o444)
+    result = run_cli("--fix", "--output-format", "json", "a.py", cwd=tmp_path)
+    codes = [f["code"] for f in json.loads(result.stdout)]
+    assert codes == ["TFM101", "TFM908"]  # the finding stays, and why it was not fixed
+    assert path.read_bytes() == SESSION
