@@ -289,7 +289,8 @@ def test_processes_that_escape_in_every_way_are_ended(tmp_path: Path) -> None:
     assert not [pid for pid in recorded if _alive(pid)]
 
 
-def test_sigterm_to_verify_ends_the_scripts_and_exits_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+def test_an_interrupted_verify_ends_the_scripts_and_exits_130(tmp_path: Path, signum: str) -> None:
     import signal
     import subprocess
 
@@ -310,7 +311,7 @@ def test_sigterm_to_verify_ends_the_scripts_and_exits_130(tmp_path: Path) -> Non
         assert time.monotonic() < deadline
         time.sleep(0.1)
     child = int(marker.read_text())
-    parent.send_signal(signal.SIGTERM)
+    parent.send_signal(getattr(signal, signum))  # SIGINT is what Ctrl-C sends
     _, err = parent.communicate(timeout=60)
     assert parent.returncode == 130, err
     assert "interrupted" in err

@@ -1,0 +1,103 @@
+"""What tfmemlint guarantees about your files (issue 7): a killed --fix leaves every file with
+its old bytes or its new bytes, and one file's failure never stops the others."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tfmemlint import runner
+from tfmemlint.settings import Settings
+
+BEFORE = "import tensorflow.compat.v1 as tf\n" + "x = [1, 2, 3]\n" * 40 + "sess = tf.Session()\n"
+AFTER = BEFORE.replace(
+    "tf.Session()",
+    "tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))",
+)
+ROUNDS = int(os.environ.get("TFMEMLINT_KILL_ROUNDS", "8"))
+
+
+def test_sigkill_during_fix_never_leaves_a_mix(tmp_path: Path) -> None:
+    files = [tmp_path / f"m{index:03d}.py" for index in range(120)]
+    chance = random.Random(7)
+    interrupted_midway = 0
+    for _ in range(ROUNDS):
+        for path in files:
+            path.write_text(BEFORE)
+        fixer = subprocess.Popen(
+            [sys.executable, "-m", "tfmemlint", "--fix", "--exit-zero", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(chance.uniform(0.3, 2.5))
+        fixer.send_signal(signal.SIGKILL)
+        fixer.wait()
+        contents = {path.read_text() for path in files}
+        assert contents <= {BEFORE, AFTER}, "a file was left half-written"
+        interrupted_midway += contents == {BEFORE, AFTER}
+    assert interrupted_midway, "no kill landed while files were being written"
+    # Temporary files a kill left behind are hidden and never Python files.
+    assert not [p for p in tmp_path.iterdir() if p.suffix == ".py" and p not in files]
+
+
+def test_a_crash_on_one_file_leaves_the_others_fixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.py").write_text(BEFORE)
+    (tmp_path / "b.py").write_text(BEFORE)
+    from tfmemlint import engine
+
+    real = engine.fix_text
+
+    def fails_on_a(filename: str, text: str, settings: Settings):  # type: ignore[no-untyped-def]
+        if filename.endswith("a.py"):
+            raise ZeroDivisionError("a bug")
+        return real(filename, text, settings)
+
+    monkeypatch.setattr(engine, "fix_text", fails_on_a)
+    results = list(runner.run([str(tmp_path)], Settings.default(), "fix", verbose=True))
+    by_name = {Path(r.filename).name: r for r in results}
+    assert by_name["a.py"].internal_error
+    [diagnostic] = by_name["a.py"].findings
+    assert diagnostic.code == "TFM903"
+    assert "Traceback" in diagnostic.message and "ZeroDivisionError: a bug" in diagnostic.message
+    assert (tmp_path / "a.py").read_text() == BEFORE
+    assert (tmp_path / "b.py").read_text() == AFTER
+
+
+def test_internal_error_exits_2_and_the_rest_is_still_written(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(BEFORE)
+    (tmp_path / "z.py").write_text(BEFORE)
+    # A sitecustomize that breaks one file's fix, in a real child process.
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "from tfmemlint import engine\n"
+        "real = engine.fix_text\n"
+        "def broken(filename, text, settings):\n"
+        "    if filename.endswith('a.py'):\n"
+        "        raise RuntimeError('boom')\n"
+        "    return real(filename, text, settings)\n"
+        "engine.fix_text = broken\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(hook)}
+    done = subprocess.run(
+        [sys.executable, "-m", "tfmemlint", "--fix", "--output-format", "json", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert [f["code"] for f in json.loads(done.stdout)] == ["TFM903"]
+    assert (tmp_path / "z.py").read_text() == AFTER
+    assert (tmp_path / "a.py").read_text() == BEFORE
+    assert run_cli(str(tmp_path / "z.py")).returncode == 0
