@@ -65,3 +65,49 @@ def test_deeply_nested_generated_code_is_checked(tmp_path: Path) -> None:
     result = runner.check_file(str(path), Settings.default(), "check")
     assert [f.code for f in result.findings] == ["TFM101"]
     assert sys.getrecursionlimit() == limit  # restored
+
+
+def test_a_fix_that_changes_other_code_is_never_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The syntax trees must agree outside what fixes add, as black checks its output."""
+    path = tmp_path / "a.py"
+    path.write_text(BARE + "steps = 10\n")
+    real_apply = fixes.apply
+
+    def sloppy_apply(found, text):
+        applied, new_text = real_apply(found, text)
+        return applied, new_text.replace("steps = 10", "steps = 11")  # parses, but is wrong
+
+    monkeypatch.setattr(fixes, "apply", sloppy_apply)
+    result = runner.check_file(str(path), Settings.default(), "fix")
+    assert result.internal_error
+    assert [f.code for f in result.findings] == ["TFM903"]
+    assert "changed code outside" in result.findings[0].message
+    assert path.read_text() == BARE + "steps = 10\n"
+
+
+def test_the_safety_net_accepts_every_kind_of_fix() -> None:
+    from tfmemlint import safety
+
+    original = (
+        "import os\nimport tensorflow as tf\nx = tf.constant(1)\n"
+        'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "True"\n'
+        'gpus = tf.config.list_physical_devices("GPU")\n'
+        "tf.config.experimental.set_memory_growth(gpus[0], True)\n"
+        "c = tf.ConfigProto()\ns = tf.Session(config=c)\nt = tf.Session()\n"
+    )
+    fixed = (
+        "import os\nimport tensorflow as tf\n"
+        'gpus = tf.config.list_physical_devices("GPU")\n'
+        "for gpu in gpus:\n    tf.config.experimental.set_memory_growth(gpu, True)\n"
+        "x = tf.constant(1)\n"
+        'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"\n'
+        "c = tf.ConfigProto()\nc.gpu_options.allow_growth = True\ns = tf.Session(config=c)\n"
+        "t = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))\n"
+    )
+    safety.check(original, fixed)  # moved, added, re-valued: all allowed
+    with pytest.raises(safety.UnsafeFixError):
+        safety.check(original, fixed.replace("x = tf.constant(1)", "x = tf.constant(2)"))
+    with pytest.raises(safety.UnsafeFixError):
+        safety.check(original, fixed.replace("t = tf.Session", "t = tf.InteractiveSession"))

@@ -6,7 +6,6 @@ the way to it.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import importlib
@@ -17,10 +16,11 @@ from functools import cached_property
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from tfmemlint import fixes, suppression
+from tfmemlint import fixes, safety, suppression
 from tfmemlint.model import Edit, Finding, Fix, Location, Rule
 from tfmemlint.names import ModuleNames
 from tfmemlint.rules import FAMILIES
+from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings
 from tfmemlint.source import LineIndex
 
@@ -123,10 +123,6 @@ def _deep_recursion() -> Iterator[None]:
         sys.setrecursionlimit(previous)
 
 
-class UnsafeFixError(Exception):
-    """The fixed text failed the safety check; nothing may be written."""
-
-
 def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, list[Finding]]:
     """Apply every available fix until none is left: (new text, fixes applied, remaining).
 
@@ -147,19 +143,8 @@ def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, li
         except cst.ParserSyntaxError as exc:
             raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None
     if current != text:
-        _check_still_parses(text, current)
+        safety.check(text, current)
     return current, fixed_count, findings
 
 
-def _check_still_parses(original: str, fixed: str) -> None:
-    try:
-        ast.parse(original)
-    except (SyntaxError, ValueError):
-        return  # libcst parsed it when re-linting; Python itself never accepted the original.
-    try:
-        ast.parse(fixed)
-    except (SyntaxError, ValueError) as exc:
-        raise UnsafeFixError(f"the fixed text does not parse: {exc}") from None
-
-
-__all__ = ["FileContext", "Location", "UnsafeFixError", "fix_text", "lint_text"]
+__all__ = ["FileContext", "Location", "fix_text", "lint_text"]

@@ -77,7 +77,8 @@ def check_file(filename: str, settings: Settings, mode: Mode, verbose: bool = Fa
     result, source = check_bytes(filename, raw, settings, mode, verbose)
     if mode != "fix" or source is None or result.fixed_text is None:
         return result
-    from tfmemlint.engine import UnsafeFixError, lint_text
+    from tfmemlint.engine import lint_text
+    from tfmemlint.safety import UnsafeFixError
 
     try:
         new_bytes = source.encode(result.fixed_text)
