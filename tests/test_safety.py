@@ -101,3 +101,76 @@ def test_internal_error_exits_2_and_the_rest_is_still_written(tmp_path: Path) ->
     assert (tmp_path / "z.py").read_text() == AFTER
     assert (tmp_path / "a.py").read_text() == BEFORE
     assert run_cli(str(tmp_path / "z.py")).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "newline_style",
+    [
+        ["\r", "\r", "\r"],  # old Mac
+        ["\n", "\r\n", "\n"],  # mixed
+    ],
+)
+def test_cr_and_mixed_line_endings_are_kept(tmp_path: Path, newline_style: list[str]) -> None:
+    first, second, third = newline_style
+    raw = (
+        f"import tensorflow.compat.v1 as tf{first}"
+        f"config = tf.ConfigProto(){second}"
+        f"sess = tf.Session(config=config){third}"
+    ).encode()
+    path = tmp_path / "a.py"
+    path.write_bytes(raw)
+    assert run_cli("--fix", str(path)).returncode == 0
+    # The new line takes the line ending of the line it follows; every old byte stays.
+    expected = raw.replace(
+        f"config = tf.ConfigProto(){second}".encode(),
+        f"config = tf.ConfigProto(){second}config.gpu_options.allow_growth = True{second}".encode(),
+    )
+    assert path.read_bytes() == expected
+
+
+def test_deep_nesting_is_checked(tmp_path: Path) -> None:
+    """150 levels of nested brackets and calls (Python's tokenizer caps indentation at 100,
+    so deep nesting in real code is in expressions)."""
+    depth = 150
+    nested_list = "[" * depth + "1" + "]" * depth
+    nested_calls = "abs(" * depth + "1" + ")" * depth
+    path = tmp_path / "deep.py"
+    path.write_text(
+        f"import tensorflow.compat.v1 as tf\nx = {nested_list}\ny = {nested_calls}\n"
+        f"sess = tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=len({nested_list})))\n"
+    )
+    result = run_cli("--fix", "--output-format", "json", str(path))
+    assert result.returncode == 0, result.stdout
+    assert "allow_growth=True" in path.read_text().splitlines()[-1]
+
+
+def test_ownership_and_mode_are_kept(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    path = tmp_path / "a.py"
+    path.write_text(BEFORE)
+    os.chown(path, 1234, 5678)
+    path.chmod(0o640)
+    assert run_cli("--fix", str(path)).returncode == 0
+    stat = path.stat()
+    assert (stat.st_uid, stat.st_gid, stat.st_mode & 0o777) == (1234, 5678, 0o640)
+    assert path.read_text() == AFTER
+
+
+def test_an_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root reads everything, so the denial is simulated where the runner opens the file."""
+    import builtins
+
+    path = tmp_path / "secret.py"
+    path.write_text(BEFORE)
+    real_open = builtins.open
+
+    def denied(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied")
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", denied)
+    result = runner.check_file(str(path), Settings.default(), "fix")
+    [finding] = result.findings
+    assert (finding.code, finding.message) == ("TFM901", "Cannot read file: Permission denied")
