@@ -9,6 +9,7 @@ a parameter, a `requests.Session`) resolves to nothing, so it can never become a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -234,6 +235,15 @@ class _ReferenceCollector(cst.CSTVisitor):
         self.ancestry = self.ancestry.parent
 
 
+@functools.cache
+def _kind_of(node_type: type) -> tuple[bool, bool]:
+    """(opens a block, is a statement) for a node class. Cached per class: the libcst base
+    classes are ABCs, and isinstance against them is slow once per node."""
+    block = issubclass(node_type, _BLOCK_NODES) and not issubclass(node_type, cst.Module)
+    statement = issubclass(node_type, (cst.BaseSmallStatement, cst.BaseCompoundStatement))
+    return block, statement
+
+
 class ModuleNames(cst.CSTVisitor):
     """The module's scopes, bindings and call sites, collected in one pass."""
 
@@ -259,15 +269,16 @@ class ModuleNames(cst.CSTVisitor):
     # -- bookkeeping -------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
         self._order += 1
-        if isinstance(node, _BLOCK_NODES) and not isinstance(node, cst.Module):
+        block, statement = _kind_of(type(node))
+        if block:
             self._ancestry = Ancestry(node, self._ancestry)
-        if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        if statement:
             self._statement = node
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
-        if isinstance(original_node, _BLOCK_NODES) and not isinstance(original_node, cst.Module):
+        if _kind_of(type(original_node))[0]:
             assert self._ancestry.parent is not None
             self._ancestry = self._ancestry.parent
 
