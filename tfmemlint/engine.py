@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from tfmemlint import fixes, safety, suppression
-from tfmemlint.model import Edit, Finding, Fix, Location, Rule
+from tfmemlint.model import Edit, Finding, Fix, Rule
 from tfmemlint.names import ModuleNames
 from tfmemlint.rules import FAMILIES
 from tfmemlint.safety import UnsafeFixError
@@ -147,4 +147,4 @@ def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, li
     return current, fixed_count, findings
 
 
-__all__ = ["FileContext", "Location", "fix_text", "lint_text"]
+__all__ = ["FileContext", "fix_text", "lint_text"]

@@ -49,45 +49,38 @@ def _skip_space(text: str, at: int) -> int:
     return at
 
 
-def _object_members(text: str, at: int) -> list[tuple[str, int, int]]:
-    """(key, value start, value end) of the JSON object starting at `at`."""
+def _entries(text: str, at: int, keyed: bool) -> list[tuple[str | None, int, int]]:
+    """(key or None, value start, value end) for each entry of the JSON object (`keyed`) or
+    array that starts at `at`. The text is known to be valid JSON: see Notebook.parse."""
+    opener, closer = ("{", "}") if keyed else ("[", "]")
     at = _skip_space(text, at)
-    if text[at : at + 1] != "{":
-        raise NotebookError("expected an object")
-    members = []
+    if text[at : at + 1] != opener:
+        raise NotebookError(f"expected {opener!r}")
+    entries: list[tuple[str | None, int, int]] = []
     at += 1
     while True:
         at = _skip_space(text, at)
-        if text[at : at + 1] == "}":
-            return members
-        key_end = _scan_value(text, at)
-        key = json.loads(text[at:key_end])
-        at = _skip_space(text, key_end)
-        if text[at : at + 1] != ":":
-            raise NotebookError("expected ':'")
-        start = _skip_space(text, at + 1)
+        if text[at : at + 1] == closer:
+            return entries
+        key = None
+        if keyed:
+            key_end = _scan_value(text, at)
+            key = json.loads(text[at:key_end])
+            at = _skip_space(text, key_end) + 1  # past the ':'
+        start = _skip_space(text, at)
         end = _scan_value(text, start)
-        members.append((key, start, end))
+        entries.append((key, start, end))
         at = _skip_space(text, end)
         if text[at : at + 1] == ",":
             at += 1
+
+
+def _object_members(text: str, at: int) -> dict[str, tuple[int, int]]:
+    return {key: (start, end) for key, start, end in _entries(text, at, keyed=True) if key}
 
 
 def _array_items(text: str, at: int) -> list[tuple[int, int]]:
-    at = _skip_space(text, at)
-    if text[at : at + 1] != "[":
-        raise NotebookError("expected an array")
-    items = []
-    at += 1
-    while True:
-        at = _skip_space(text, at)
-        if text[at : at + 1] == "]":
-            return items
-        end = _scan_value(text, at)
-        items.append((at, end))
-        at = _skip_space(text, end)
-        if text[at : at + 1] == ",":
-            at += 1
+    return [(start, end) for _, start, end in _entries(text, at, keyed=False)]
 
 
 @dataclass
@@ -97,12 +90,16 @@ class Notebook:
 
     @classmethod
     def parse(cls, text: str) -> Notebook:
-        members = dict((k, (s, e)) for k, s, e in _object_members(text, 0))
+        try:
+            json.loads(text)  # the scanner below may then trust the layout
+        except json.JSONDecodeError as exc:
+            raise NotebookError(f"invalid JSON: {exc}") from None
+        members = _object_members(text, 0)
         if "cells" not in members:
             raise NotebookError("no 'cells' list")
         cells = []
         for number, (start, _) in enumerate(_array_items(text, members["cells"][0]), 1):
-            fields = {k: (s, e) for k, s, e in _object_members(text, start)}
+            fields = _object_members(text, start)
             if "cell_type" not in fields or "source" not in fields:
                 continue
             if json.loads(text[slice(*fields["cell_type"])]) != "code":

@@ -215,13 +215,24 @@ class SessionCheck:
 
     # -- entry --------------------------------------------------------------------------------
     def assess(self) -> tuple[Verdict, cst.Arg | None]:
-        """What the session gets, and the argument that carries its config (if any)."""
+        """What the session gets, and the argument that carries its config (if any); worked
+        out once per call, since the session and whole-script families both ask."""
+        memo = self.ctx.cache.setdefault("assess", {})
+        assert isinstance(memo, dict)
+        if self.anchor is self.call and self.call in memo:
+            return memo[self.call]
+        verdict = self._assess()
+        if self.anchor is self.call:
+            memo[self.call] = verdict
+        return verdict
+
+    def _assess(self) -> tuple[Verdict, cst.Arg | None]:
         if process_wide(self.ctx).limits_memory_for(self.site):
             return AWARE, None
         fraction = self._own_fraction()
         if fraction is not None:
             return fraction, None
-        config, dynamic = self._config_argument()
+        config, dynamic = self.config_argument()
         if config is None and dynamic:
             reason = "its config may hide among * or ** or positional arguments"
             return Verdict(State.UNKNOWN, reason), None
@@ -272,7 +283,7 @@ class SessionCheck:
             fix = Fix(verdict.fix[0], verdict.fix[1]) if verdict.fix else None
             yield self.ctx.finding(CONFIG_WITHOUT_MEMORY_OPTION, message, self.call, fix)
 
-    def _config_argument(self) -> tuple[cst.Arg | None, bool]:
+    def config_argument(self) -> tuple[cst.Arg | None, bool]:
         """The argument that carries the config, and whether * or ** arguments could hide it."""
         dynamic = False
         positional = 0
@@ -365,7 +376,7 @@ class SessionCheck:
             found = entry_point(self.ctx, other)
             if found is None or found[0] is not self.entry:
                 continue
-            config, _ = SessionCheck(self.ctx, other, *found)._config_argument()
+            config, _ = SessionCheck(self.ctx, other, *found).config_argument()
             if config is not None and not literals.is_none(config.value):
                 return True
         return False
@@ -616,7 +627,7 @@ class SessionCheck:
         found = entry_point(self.ctx, site) if site is not None else None
         if found is None:
             return False
-        config, _ = SessionCheck(self.ctx, site, *found)._config_argument()
+        config, _ = SessionCheck(self.ctx, site, *found).config_argument()
         return config is arg
 
     def _is_gpu_options(self, binding: Binding) -> bool:

@@ -84,7 +84,7 @@ def _hidden_initialization(
             continue
         if not _runs_before(listing, site):
             continue
-        config, _ = session._config_argument()
+        config, _ = session.config_argument()
         if config is None or literals.is_none(config.value):
             continue
         name = dotted_name(listing.node.func) or "the device listing"
