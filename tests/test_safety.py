@@ -144,6 +144,19 @@ def test_deep_nesting_is_checked(tmp_path: Path) -> None:
     assert "allow_growth=True" in path.read_text().splitlines()[-1]
 
 
+def test_a_3000_term_expression_is_checked_and_fixed(tmp_path: Path) -> None:
+    """Each `+` nests one level deeper in libcst's tree: 3,000 levels of visitor recursion."""
+    if sys.version_info < (3, 11):
+        pytest.skip("3.10 keeps the default limit and reports an internal error instead")
+    terms = " + ".join(["1"] * 3000)
+    path = tmp_path / "terms.py"
+    path.write_text(f"import tensorflow as tf\nX = {terms}\nsess = tf.Session()\n")
+    result = runner.check_file(str(path), Settings.default(), "fix")
+    assert result.fixed == 1 and not result.internal_error
+    assert path.read_text().splitlines()[1] == f"X = {terms}"
+    assert "allow_growth=True" in path.read_text().splitlines()[2]
+
+
 def test_ownership_and_mode_are_kept(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("only root can give a file to another user")

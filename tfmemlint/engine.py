@@ -16,9 +16,10 @@ from functools import cached_property
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from tfmemlint import fixes, safety, suppression
+from tfmemlint import fixes, masking, safety, suppression
 from tfmemlint.model import Edit, Finding, Fix, Rule
 from tfmemlint.names import ModuleNames
+from tfmemlint.prefilter import any_trigger
 from tfmemlint.rules import FAMILIES
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings
@@ -93,6 +94,15 @@ def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
 
     Raises libcst.ParserSyntaxError for text that is not Python 3.
     """
+    return _lint_masked(filename, _mask(text).text, settings)
+
+
+def _mask(text: str) -> masking.Masked:
+    return masking.mask(text, forbidden=any_trigger())
+
+
+def _lint_masked(filename: str, text: str, settings: Settings) -> list[Finding]:
+    """Findings for a text already masked: same offsets, rows and columns as the original."""
     module = cst.parse_module(text)
     with _deep_recursion():
         context = FileContext(filename, text, module, settings.policy)
@@ -129,9 +139,20 @@ def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, li
     Raises libcst.ParserSyntaxError when `text` itself does not parse, and UnsafeFixError when
     the fixed text does not: then nothing may be written.
     """
+    masked = _mask(text)
+    if not masked.regions:
+        return _fix_masked(filename, text, settings)
+    try:
+        fixed_masked, fixed_count, findings = _fix_masked(filename, masked.text, settings)
+        return masked.unmask(fixed_masked, text), fixed_count, findings
+    except (masking.MaskError, UnsafeFixError):
+        return _fix_masked(filename, text, settings)  # the slow way, where nothing is masked
+
+
+def _fix_masked(filename: str, text: str, settings: Settings) -> tuple[str, int, list[Finding]]:
     fixed_count = 0
     current = text
-    findings = lint_text(filename, current, settings)
+    findings = _lint_masked(filename, current, settings)
     for _ in range(MAX_FIX_ROUNDS):
         applied, new_text = fixes.apply([f.fix for f in findings if f.fix], current)
         if not applied:
@@ -139,7 +160,7 @@ def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, li
         fixed_count += applied
         current = new_text
         try:
-            findings = lint_text(filename, current, settings)
+            findings = _lint_masked(filename, current, settings)
         except cst.ParserSyntaxError as exc:
             raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None
     if current != text:

@@ -9,8 +9,7 @@ from functools import lru_cache
 from tfmemlint.rules import FAMILIES
 
 
-@lru_cache(maxsize=8)
-def _pattern(selected: frozenset[str]) -> re.Pattern[bytes] | None:
+def _triggers(selected: frozenset[str]) -> set[bytes]:
     triggers: set[bytes] = set()
     for family in FAMILIES:
         chosen = [rule for rule in family.rules if rule.code in selected]
@@ -18,9 +17,22 @@ def _pattern(selected: frozenset[str]) -> re.Pattern[bytes] | None:
             triggers.update(family.triggers)
             for rule in chosen:
                 triggers.update(rule.triggers)
+    return triggers
+
+
+@lru_cache(maxsize=8)
+def _pattern(selected: frozenset[str]) -> re.Pattern[bytes] | None:
+    triggers = _triggers(selected)
     if not triggers:
         return None
     return re.compile(b"|".join(re.escape(t) for t in sorted(triggers)))
+
+
+@lru_cache(maxsize=1)
+def any_trigger() -> re.Pattern[str]:
+    """Any rule's trigger word, in text: what a region must not hold to be set aside unparsed."""
+    every_rule = frozenset(rule.code for family in FAMILIES for rule in family.rules)
+    return re.compile("|".join(re.escape(t.decode()) for t in sorted(_triggers(every_rule))))
 
 
 def may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
