@@ -9,6 +9,7 @@ a parameter, a `requests.Session`) resolves to nothing, so it can never become a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -235,6 +236,42 @@ class _ReferenceCollector(cst.CSTVisitor):
         self.ancestry = self.ancestry.parent
 
 
+def walk(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """What `root.visit(visitor)` does for on_visit and on_leave: the same nodes in the same
+    order, children skipped when on_visit says False. libcst's own walk rebuilds every node it
+    passes, which is most of its cost; this one only reads. It is iterative, so a deep tree needs
+    no recursion. (The per-attribute hooks, visit_<Node>_<field>, are not called.)"""
+    pending: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+    while pending:
+        node, leaving = pending.pop()
+        if leaving:
+            visitor.on_leave(node)
+            continue
+        if not visitor.on_visit(node):
+            visitor.on_leave(node)
+            continue
+        pending.append((node, True))
+        for name in reversed(_child_fields(type(node))):
+            value = getattr(node, name)
+            if type(value) is tuple or type(value) is list:
+                pending.extend((child, False) for child in reversed(value))
+            elif isinstance(value, cst.CSTNode):
+                pending.append((value, False))
+
+
+@functools.cache
+def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+    """The fields of a node class that libcst visits, in the order it visits them.
+
+    Each class's _visit_and_replace_children passes the field names it visits, as string
+    constants, to libcst's visit helpers, in visiting order; the compiler keeps constants in
+    order of first use. tests/test_walk.py checks the result against libcst's own walk.
+    """
+    fields = {f.name for f in dataclasses.fields(node_type)}
+    constants = node_type._visit_and_replace_children.__code__.co_consts
+    return tuple(dict.fromkeys(c for c in constants if isinstance(c, str) and c in fields))
+
+
 @functools.cache
 def _kind_of(node_type: type) -> tuple[bool, bool]:
     """(opens a block, is a statement) for a node class. Cached per class: the libcst base
@@ -264,7 +301,7 @@ class ModuleNames(cst.CSTVisitor):
         self._order = 0
         self._ancestry = Ancestry(module, None)
         self._statement: cst.CSTNode | None = None
-        module.visit(self)
+        walk(module, self)
 
     # -- bookkeeping -------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -497,7 +534,7 @@ class ModuleNames(cst.CSTVisitor):
         """
         if self._references is None:
             collector = _ReferenceCollector(self)
-            self._module.visit(collector)
+            walk(self._module, collector)
             self._references = collector.found
         return [r for r in self._references.get(name, ()) if self._refers_to(r, name, scope)]
 

@@ -1,0 +1,78 @@
+"""names.walk must visit exactly what libcst's own visit does, in the same order: the name
+table's notion of "before" depends on it."""
+
+from __future__ import annotations
+
+import sys
+
+import libcst as cst
+import pytest
+
+from tests.conftest import ROOT
+from tfmemlint.names import walk
+
+SOURCES = sorted(
+    p
+    for folder in ("fixtures", "tests", "tfmemlint", "bench")
+    for p in (ROOT / folder).rglob("*.py")
+)
+EXTRA = """
+@decorator(arg)
+async def f(a, /, b: int = 1, *args, c, d=2, **kw) -> "T":
+    x = [y async for y in z if y] + {k: v for k, v in w} + (lambda q=1: q)(b)
+    match x:
+        case [1, *rest] | {"k": v, **others} if rest:
+            return f"{x!r:>{b}}" if x else x[1:2, ::3]
+    with open(a) as (g, h), other():
+        global gg
+        del x.y, x[0]
+    try:
+        pass
+    except* (E1, E2) as e:
+        raise X from e
+    finally:
+        yield from (await a)
+class C(Base, metaclass=M):
+    t: int
+    u = v = w @ x ** -y if not z else ~z
+"""
+
+
+class Recorder(cst.CSTVisitor):
+    def __init__(self, skip: type | None = None) -> None:
+        self.events: list[tuple[str, int]] = []
+        self.skip = skip
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.events.append(("visit", id(node)))
+        return not (self.skip and isinstance(node, self.skip))
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.events.append(("leave", id(original_node)))
+
+
+def events(module: cst.Module, skip: type | None, fast: bool) -> list[tuple[str, int]]:
+    recorder = Recorder(skip)
+    if fast:
+        walk(module, recorder)
+    else:
+        module.visit(recorder)
+    return recorder.events
+
+
+@pytest.mark.parametrize("skip", [None, cst.FunctionDef])
+def test_walk_matches_libcst_visit(skip: type | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "getrecursionlimit", sys.getrecursionlimit)  # restored after
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    texts = [EXTRA]
+    for path in SOURCES:
+        texts.append(path.read_bytes().decode("utf-8", "replace"))
+    compared = 0
+    for text in texts:
+        try:
+            module = cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            continue
+        assert events(module, skip, fast=True) == events(module, skip, fast=False)
+        compared += 1
+    assert compared > 100
