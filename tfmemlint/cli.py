@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from typing import Any
 
 import click
@@ -34,6 +35,12 @@ def cli() -> None:
 
     `tfmemlint PATHS...` is `tfmemlint check PATHS...`.
     """
+
+
+def _cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):  # the CPUs this process may use, not the machine's
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _codes(values: tuple[str, ...]) -> list[str]:
@@ -98,7 +105,27 @@ def _codes(values: tuple[str, ...]) -> list[str]:
 )
 @click.option("--ignore", multiple=True, metavar="CODES", help="Do not report these codes.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
-@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of internal errors.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes for the files that need parsing (default: one per CPU). "
+    "A handful of files is always checked in this process.",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option(
+    "--cache-dir",
+    envvar="TFMEMLINT_CACHE_DIR",
+    type=click.Path(file_okay=False, path_type=str),
+    help="Where to keep the cache (default: .tfmemlint_cache next to the configuration file, "
+    "or in the current folder).",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show tracebacks of internal errors, and where the run's time went.",
+)
 @click.version_option(__version__, prog_name="tfmemlint", message="%(prog)s %(version)s")
 def check(
     paths: tuple[str, ...],
@@ -118,6 +145,9 @@ def check(
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
     exit_zero: bool,
+    jobs: int | None,
+    no_cache: bool,
+    cache_dir: str | None,
     verbose: bool,
 ) -> None:
     """Check PATHS (files or folders; default: the current folder) for sessions without GPU
@@ -129,6 +159,7 @@ def check(
     from tfmemlint import config, report, runner
     from tfmemlint import settings as settings_module
     from tfmemlint.discovery import Exclusions
+    from tfmemlint.report import text as text_report
 
     if fix and diff:
         raise click.UsageError("--fix and --diff cannot be used together")
@@ -169,28 +200,40 @@ def check(
     else:
         from tfmemlint.discovery import discover
 
+        started = time.perf_counter()
         items = list(discover(paths or (".",), exclusions))
-        checked = runner.run_items(items, settings, mode, verbose)
+        walked_s = time.perf_counter() - started
+        cache = None
+        if not no_cache:
+            from tfmemlint.cache import DIRECTORY_NAME, ResultCache
+
+            configured = file_config.get("cache-dir")
+            default = os.path.join(file_config.root, configured or DIRECTORY_NAME)
+            cache = ResultCache(cache_dir or default)
+        run = runner.Run(items, settings, mode, verbose, jobs or _cpus(), cache)
         interactive = sys.stderr.isatty() and not os.environ.get("CI")  # CI logs stay clean
-        results = list(report.text.with_progress(checked, len(items)) if interactive else checked)
+        results = list(text_report.with_progress(run, len(run)) if interactive else run)
 
     with contextlib.ExitStack() as stack:
         out = report_to
         if output_file is not None:
             out = stack.enter_context(open(output_file, "w", encoding="utf-8"))
         if diff:
-            report.text.write_diff(results, out)
-            report.text.TextReport.diff_summary(results, sys.stderr)
+            text_report.write_diff(results, out)
+            text_report.TextReport.diff_summary(results, sys.stderr)
         elif statistics:
-            report.text.write_statistics(results, out)
+            text_report.write_statistics(results, out)
         elif output_format == "text":
-            text = report.text.TextReport(out, color=out.isatty(), show_fixes=show_fixes)
+            text = text_report.TextReport(out, color=out.isatty(), show_fixes=show_fixes)
             text.findings(results)
             if not quiet:
                 text.summary(results, mode)
         else:
             report.write(output_format, results, out)
 
+    if verbose and "-" not in paths:
+        total_s = time.perf_counter() - started
+        text_report.write_timing(run.stats, walked_s, total_s, sys.stderr)
     if any(r.internal_error for r in results):
         sys.exit(EXIT_ERROR)
     remaining = sum(len(r.findings) + (r.fixed if diff else 0) for r in results)

@@ -17,7 +17,8 @@ PYPROJECT = "pyproject.toml"
 SECTION = "[tool.tfmemlint]"
 
 _LISTS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
-KEYS = frozenset({*_LISTS, "per-file-ignores", "policy", "output-format", "respect-gitignore"})
+_STRINGS = ("policy", "output-format", "cache-dir")
+KEYS = frozenset({*_LISTS, *_STRINGS, "per-file-ignores", "respect-gitignore"})
 
 
 class ConfigError(ValueError):
@@ -103,7 +104,7 @@ def _validate(path: str, values: dict[str, Any]) -> None:
             isinstance(value, list) and all(isinstance(item, str) for item in value)
         ):
             raise ConfigError(f"{path}: {key!r} must be a list of strings")
-        if key in ("policy", "output-format") and not isinstance(value, str):
+        if key in _STRINGS and not isinstance(value, str):
             raise ConfigError(f"{path}: {key!r} must be a string")
         if key == "respect-gitignore" and not isinstance(value, bool):
             raise ConfigError(f"{path}: 'respect-gitignore' must be true or false")

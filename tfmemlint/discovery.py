@@ -44,33 +44,45 @@ class Exclusions:
         return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(name, p) for p in patterns)
 
     def skip_dir(self, parent: str, name: str) -> bool:
+        """Whether to leave out a folder, by its name and path (see also `skip_listed_dir`)."""
         path = os.path.join(parent, name)
         if self.patterns is None:
-            if _builtin_skip(parent, name):
+            if name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info"):
                 return True
         elif self._matches(path, self.patterns):
             return True
-        return self._matches(path, self.extra)
+        return bool(self.extra) and self._matches(path, self.extra)
+
+    def skip_listed_dir(self, names: Iterable[str]) -> bool:
+        """Whether to leave out a folder, by what it holds: any virtualenv, whatever its name,
+        has a pyvenv.cfg at its root."""
+        return self.patterns is None and "pyvenv.cfg" in names
 
     def skip_file(self, path: str) -> bool:
         patterns = [*(self.patterns or ()), *self.extra]
         return bool(patterns) and self._matches(path, patterns)
 
 
-def _builtin_skip(parent: str, name: str) -> bool:
-    if name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info"):
-        return True
-    # Any virtualenv, whatever its name, has a pyvenv.cfg at its root.
-    return os.path.isfile(os.path.join(parent, name, "pyvenv.cfg"))
-
-
-def _walk(root: str, exclusions: Exclusions) -> Iterator[str]:
-    for parent, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not exclusions.skip_dir(parent, d))
-        for name in sorted(files):
-            path = os.path.join(parent, name)
-            if name.endswith((".py", ".ipynb")) and not exclusions.skip_file(path):
-                yield path
+def _walk(root: str, exclusions: Exclusions, top: bool = True) -> Iterator[tuple[str, bool]]:
+    """(path, is a symbolic link) for each file to check under `root`, depth first, sorted."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda entry: entry.name)
+    except OSError:
+        return  # unreadable or vanished folder: nothing in it can be checked
+    if not top and exclusions.skip_listed_dir(entry.name for entry in entries):
+        return
+    subfolders = []
+    for entry in entries:
+        try:
+            if entry.is_dir():  # a link to a folder is a folder, but never entered
+                if not entry.is_symlink() and not exclusions.skip_dir(root, entry.name):
+                    subfolders.append(entry.path)
+            elif entry.name.endswith((".py", ".ipynb")) and not exclusions.skip_file(entry.path):
+                yield entry.path, entry.is_symlink()
+        except OSError:
+            continue
+    for folder in subfolders:
+        yield from _walk(folder, exclusions, top=False)
 
 
 def _git_ignored(root: str, files: list[str]) -> set[str]:
@@ -81,7 +93,7 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
     try:
         done = subprocess.run(
             ["git", "-C", root, "check-ignore", "-z", "--stdin"],
-            input="\0".join(os.path.relpath(f, root) for f in files),
+            input="\0".join(_relative(f, root) for f in files),
             capture_output=True,
             text=True,
             timeout=60,
@@ -93,6 +105,17 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
     return {os.path.normpath(os.path.join(root, p)) for p in done.stdout.split("\0") if p}
 
 
+def _relative(path: str, root: str) -> str:
+    """`path`, found by walking `root`, relative to it (relpath's work, without its cost)."""
+    return (
+        path[len(root) :].lstrip(os.sep) if path.startswith(root) else os.path.relpath(path, root)
+    )
+
+
+def _under(real_root: str, found: str, root: str) -> str:
+    return os.path.join(real_root, _relative(found, root))
+
+
 def discover(paths: Iterable[str], exclusions: Exclusions | None = None) -> Iterator[str | Missing]:
     """Files to check, each once, in a stable order; a `Missing` for each path that isn't there.
     Folders are walked with the exclusions; a file named explicitly is always checked."""
@@ -100,17 +123,23 @@ def discover(paths: Iterable[str], exclusions: Exclusions | None = None) -> Iter
     seen: set[str] = set()
     for path in paths:
         if os.path.isdir(path):
-            candidates = [os.path.normpath(p) for p in _walk(path, exclusions)]
+            # Folders are not followed through links, so a plain file's real path is its
+            # path under the real root: one realpath per root instead of one per file.
+            real_root = os.path.realpath(path)
+            walked = [
+                (found, os.path.realpath(found) if linked else _under(real_root, found, path))
+                for found, linked in _walk(path, exclusions)
+            ]
             if exclusions.respect_gitignore:
-                ignored = _git_ignored(path, candidates)
-                candidates = [p for p in candidates if p not in ignored]
+                ignored = _git_ignored(path, [found for found, _ in walked])
+                walked = [w for w in walked if os.path.normpath(w[0]) not in ignored]
+            candidates = [(os.path.normpath(found), real) for found, real in walked]
         elif os.path.lexists(path):
-            candidates = [os.path.normpath(path)]
+            candidates = [(os.path.normpath(path), os.path.realpath(path))]
         else:
             yield Missing(path)
             continue
-        for candidate in candidates:
-            key = os.path.realpath(candidate)
-            if key not in seen:
-                seen.add(key)
+        for candidate, real in candidates:
+            if real not in seen:
+                seen.add(real)
                 yield candidate

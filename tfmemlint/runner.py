@@ -5,10 +5,14 @@ Nothing here imports libcst until a file passes the pre-filter.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import time
 import traceback
-from collections.abc import Iterable, Iterator
-from dataclasses import replace
-from typing import Literal
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
 
 from tfmemlint.discovery import Exclusions, Missing, discover
 from tfmemlint.model import FileResult, Finding, Location, Rule
@@ -25,6 +29,11 @@ from tfmemlint.rules.file_errors import (
 )
 from tfmemlint.settings import Settings
 from tfmemlint.source import SourceError, SourceText, write_atomically
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from tfmemlint.cache import ResultCache
 
 Mode = Literal["check", "fix", "diff"]
 
@@ -65,10 +74,14 @@ def _syntax_error(filename: str, text: str, error: Exception) -> Finding:
     return _diagnostic(filename, SYNTAX_ERROR, f"Syntax error: {message}", row, column)
 
 
-def check_file(filename: str, settings: Settings, mode: Mode, verbose: bool = False) -> FileResult:
+def check_file(
+    filename: str, settings: Settings, mode: Mode, verbose: bool = False, raw: bytes | None = None
+) -> FileResult:
+    """Check one file, and under "fix" write it. `raw`: its bytes, when the caller read them."""
     try:
-        with open(filename, "rb") as handle:
-            raw = handle.read()
+        if raw is None:
+            with open(filename, "rb") as handle:
+                raw = handle.read()
     except OSError as exc:
         message = f"Cannot read file: {exc.strerror or exc}"
         return FileResult(filename, [_diagnostic(filename, READ_ERROR, message)])
@@ -224,16 +237,158 @@ def run(
     verbose: bool = False,
     exclusions: Exclusions | None = None,
 ) -> Iterator[FileResult]:
-    yield from run_items(discover(paths, exclusions), settings, mode, verbose)
+    yield from Run(list(discover(paths, exclusions)), settings, mode, verbose)
 
 
-def run_items(
-    items: Iterable[str | Missing], settings: Settings, mode: Mode, verbose: bool = False
-) -> Iterator[FileResult]:
-    """Check discovered items one by one, as they come (a caller may count them first)."""
-    for item in items:
+# Below this many files to parse, starting worker processes costs more than it saves.
+MIN_FILES_FOR_WORKERS = 8
+
+
+@dataclass
+class RunStats:
+    """What a run did and where its time went, for --verbose."""
+
+    walked: int = 0
+    from_cache: int = 0
+    filtered_out: int = 0
+    parsed: int = 0
+    fixed: int = 0
+    workers: int = 0
+    prepare_s: float = 0.0  # stat, cache, read and pre-filter, in this process
+    engine_s: float = 0.0  # parse, lint and fix, wall time, in this process or the workers
+
+
+@dataclass
+class _Pending:
+    """A file the engine must see; `raw` and `stat` are what the pre-filter saw."""
+
+    path: str
+    settings: Settings
+    raw: bytes | None
+    stat: os.stat_result | None
+
+
+class Run:
+    """Checks discovered items. Creating it does the cheap part at once: stat, cache look-up,
+    reading and the pre-filter, and starts worker processes when enough files need parsing.
+    Iterating yields each item's result in order, as the engine finishes it."""
+
+    def __init__(
+        self,
+        items: Sequence[str | Missing],
+        settings: Settings,
+        mode: Mode,
+        verbose: bool = False,
+        jobs: int = 1,
+        cache: ResultCache | None = None,
+    ) -> None:
+        self.mode, self.verbose, self.cache = mode, verbose, cache
+        self.stats = RunStats(walked=len(items))
+        started = time.perf_counter()
+        self._slots = [self._prepare(item, settings) for item in items]
+        pending = [slot for slot in self._slots if isinstance(slot, _Pending)]
+        self.stats.parsed = len(pending)
+        self._pool = None
+        if jobs > 1 and len(pending) >= MIN_FILES_FOR_WORKERS:
+            self.stats.workers = min(jobs, len(pending) // (MIN_FILES_FOR_WORKERS // 2))
+            self._pool = _start_pool(self.stats.workers)
+        self.stats.prepare_s = time.perf_counter() - started
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def _prepare(self, item: str | Missing, settings: Settings) -> FileResult | _Pending:
         if isinstance(item, Missing):
             message = "No such file or directory"
-            yield FileResult(item.path, [_diagnostic(item.path, READ_ERROR, message)])
-        else:
-            yield check_file(item, settings.for_file(item), mode, verbose)
+            return FileResult(item.path, [_diagnostic(item.path, READ_ERROR, message)])
+        file_settings = settings.for_file(item)
+        contents: list[bytes] = []
+
+        def read_once() -> bytes:  # a cache hit on an unchanged stat reads nothing
+            if not contents:
+                contents.append(_read(item))
+            return contents[0]
+
+        try:
+            stat = os.stat(item)
+            if self.cache is not None:
+                cached = self.cache.lookup(item, file_settings, stat, read_once)
+                if cached is not None and (not cached.findings or self.mode == "check"):
+                    self.stats.from_cache += 1
+                    if cached.findings and not item.endswith(".ipynb"):
+                        with contextlib.suppress(SourceError):  # for the report's excerpts
+                            cached.text = SourceText.decode(read_once()).text
+                    return cached
+            raw = read_once()
+        except OSError:
+            return _Pending(item, file_settings, None, None)  # check_file reports it
+        if not may_have_findings(raw, file_settings.selected):
+            self.stats.filtered_out += 1
+            if self.cache is not None:
+                self.cache.store(item, file_settings, stat, raw, [])
+            return FileResult(item)
+        return _Pending(item, file_settings, raw, stat)
+
+    def __iter__(self) -> Iterator[FileResult]:
+        started = time.perf_counter()
+        futures: dict[int, Future[FileResult]] = {}
+        try:
+            if self._pool is not None:
+                futures = {
+                    index: self._pool.submit(_check_pending, slot, self.mode, self.verbose)
+                    for index, slot in enumerate(self._slots)
+                    if isinstance(slot, _Pending)
+                }
+            for index, slot in enumerate(self._slots):
+                if isinstance(slot, _Pending):
+                    result = self._finish(slot, futures.get(index))
+                    self._remember(slot, result)
+                    slot = result
+                yield slot
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(cancel_futures=True)
+            self.stats.engine_s = time.perf_counter() - started
+            if self.cache is not None:
+                self.cache.save()
+
+    def _finish(self, pending: _Pending, future: Future[FileResult] | None) -> FileResult:
+        if future is not None:
+            from concurrent.futures.process import BrokenProcessPool
+
+            try:
+                return future.result()
+            except BrokenProcessPool:  # a worker died (killed, out of memory): go on here
+                pass
+        return _check_pending(pending, self.mode, self.verbose)
+
+    def _remember(self, pending: _Pending, result: FileResult) -> None:
+        if self.mode == "fix" and result.fixed:
+            self.stats.fixed += 1
+        if self.cache is None or pending.raw is None or pending.stat is None:
+            return
+        if result.internal_error:
+            return  # it may be transient, and is reported with its traceback under --verbose
+        # Under --fix or --diff, only a clean file is remembered: the cache keeps no fixes.
+        if self.mode == "check" or (not result.findings and result.fixed_text is None):
+            self.cache.store(
+                pending.path, pending.settings, pending.stat, pending.raw, result.findings
+            )
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _check_pending(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
+    return check_file(pending.path, pending.settings, mode, verbose, pending.raw)
+
+
+def _start_pool(workers: int) -> ProcessPoolExecutor:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork is the quickest start, and safe here: no thread runs yet in this process.
+    method = "fork" if sys.platform == "linux" else "spawn"
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))

@@ -6,10 +6,13 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from tfmemlint.model import FileResult, Finding
 from tfmemlint.source import LineIndex
+
+if TYPE_CHECKING:
+    from tfmemlint.runner import RunStats
 
 
 def _count(number: int, noun: str) -> str:
@@ -194,3 +197,20 @@ def with_progress(results: Iterable[FileResult], total: int) -> Iterator[FileRes
     finally:
         if progress is not None:
             progress.stop()
+
+
+def write_timing(stats: RunStats, walked_s: float, total_s: float, out: IO[str]) -> None:
+    """--verbose: how many files each stage saw, and the seconds it took."""
+    workers = f"{stats.workers} worker processes" if stats.workers else "in this process"
+    rows = [
+        ("walked", f"{stats.walked} files", walked_s),
+        ("served from the cache", f"{stats.from_cache} files", None),
+        ("pre-filtered out", f"{stats.filtered_out} files", stats.prepare_s),
+        (f"parsed ({workers})", f"{stats.parsed} files", stats.engine_s),
+        ("fixed", f"{stats.fixed} files", None),
+        ("total", "", total_s),
+    ]
+    out.write("tfmemlint timing:\n")
+    for stage, count, seconds in rows:
+        took = f"{seconds:8.3f} s" if seconds is not None else ""
+        out.write(f"  {stage:<36}{count:>12}{took}\n")

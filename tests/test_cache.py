@@ -1,0 +1,187 @@
+"""The result cache (issue 6): a second run reads only what changed, and never serves a result
+for other bytes, other settings or another version of the tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tfmemlint import cache as cache_module
+from tfmemlint.cache import ResultCache
+from tfmemlint.runner import Run
+from tfmemlint.settings import Settings
+
+BARE = "import tensorflow as tf\nsess = tf.Session()\n"
+CLEAN = "import os\nprint(os.sep)\n"
+
+
+def served(result: subprocess.CompletedProcess[str]) -> int:
+    """How many files the run took from the cache, from its --verbose timing table."""
+    match = re.search(r"served from the cache\s+(\d+) files", result.stderr)
+    assert match, result.stderr
+    return int(match.group(1))
+
+
+def tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "src"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def check(root: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli("--isolated", "-v", "--cache-dir", str(cache), *args, str(root))
+
+
+def test_a_second_run_is_served_from_the_cache_with_the_same_report(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": BARE, "b.py": CLEAN, "c.py": "# Session\n"})
+    cache = tmp_path / "cache"
+    first = check(root, cache, "--output-format", "json")
+    second = check(root, cache, "--output-format", "json")
+    assert served(first) == 0 and served(second) == 3
+    assert second.returncode == first.returncode == 1
+    assert json.loads(second.stdout) == json.loads(first.stdout)  # fixes, positions, all
+    text = check(root, cache, "--show-fixes")
+    assert served(text) == 3 and "sess = tf.Session()" in text.stdout  # the excerpt is there
+
+
+def test_the_cache_folder_ignores_itself(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": BARE})
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert run_cli("--isolated", str(root), cwd=tmp_path).returncode == 1
+    folder = tmp_path / ".tfmemlint_cache"
+    assert (folder / "results.json").is_file() and (folder / "CACHEDIR.TAG").is_file()
+    untracked = subprocess.run(
+        ["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert untracked.splitlines() == ["?? src/a.py"]
+
+
+def test_changed_bytes_are_checked_again_even_with_the_same_stat(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": CLEAN.replace("os.sep", "os.xx")})
+    path = root / "a.py"
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))  # long ago: its stat is trusted
+    cache = tmp_path / "cache"
+    assert check(root, cache).returncode == 0
+    # Same size, same mtime: only ctime (and the content hash) can tell.
+    path.write_text("import os\nSession = 1\n"[: len(CLEAN)].ljust(len(CLEAN) - 1) + "\n")
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    again = check(root, cache, "--output-format", "json")
+    assert served(again) == 0
+    path.write_text(BARE)
+    assert check(root, cache).returncode == 1
+
+
+def test_a_just_written_file_is_verified_by_its_hash(tmp_path: Path) -> None:
+    """A file changed within the clock's tick of being read could change again unseen: its
+    entry is not trusted on its stat alone (git's racy-file rule)."""
+    root = tree(tmp_path, {"a.py": BARE})
+    settings = Settings.default()
+    store = ResultCache(str(tmp_path / "cache"))
+    list(Run([str(root / "a.py")], settings, "check", cache=store))
+    store.save()
+    [entry] = json.loads((tmp_path / "cache" / "results.json").read_text())["files"].values()
+    assert entry[cache_module.TRUSTED] is False
+    reads: list[int] = []
+    again = ResultCache(str(tmp_path / "cache"))
+    stat = os.stat(root / "a.py")
+    hit = again.lookup(str(root / "a.py"), settings, stat, lambda: reads.append(1) or BARE.encode())
+    assert hit is not None and [f.code for f in hit.findings] == ["TFM101"] and reads == [1]
+
+
+def test_other_settings_are_never_served(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": BARE})
+    cache = tmp_path / "cache"
+    assert check(root, cache, "--select", "TFM2").returncode == 0
+    other = check(root, cache)
+    assert served(other) == 0 and other.returncode == 1
+    fraction = check(root, cache, "--policy", "fraction=0.5", "--output-format", "json")
+    assert served(fraction) == 0
+    assert "per_process_gpu_memory_fraction=0.5" in fraction.stdout
+
+
+def test_another_version_of_the_tool_starts_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tree(tmp_path, {"a.py": BARE})
+    store = ResultCache(str(tmp_path / "cache"))
+    list(Run([str(root / "a.py")], Settings.default(), "check", cache=store))
+    store.save()
+    stat = os.stat(root / "a.py")
+    same = ResultCache(str(tmp_path / "cache"))
+    assert same.lookup(str(root / "a.py"), Settings.default(), stat, lambda: BARE.encode())
+    monkeypatch.setattr(cache_module, "__version__", "999.0")
+    newer = ResultCache(str(tmp_path / "cache"))
+    assert newer.lookup(str(root / "a.py"), Settings.default(), stat, lambda: BARE.encode()) is None
+
+
+def test_no_cache_writes_nothing_and_a_broken_cache_is_ignored(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": BARE})
+    assert run_cli("--isolated", "--no-cache", str(root), cwd=tmp_path).returncode == 1
+    assert not (tmp_path / ".tfmemlint_cache").exists()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "results.json").write_text("{not json")
+    assert check(root, cache).returncode == 1
+    assert json.loads((cache / "results.json").read_text())["files"]
+
+
+def test_an_unwritable_cache_folder_does_not_fail_the_run(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": BARE})
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where a folder should be")
+    result = check(root, blocker / "inside")
+    assert result.returncode == 1 and "TFM101" in result.stdout
+    assert "warning: cannot write the cache" in result.stderr
+
+
+def test_fix_after_a_cached_check_still_fixes(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": BARE, "b.py": CLEAN})
+    cache = tmp_path / "cache"
+    assert check(root, cache).returncode == 1
+    fixed = check(root, cache, "--fix")
+    assert fixed.returncode == 0 and served(fixed) == 1  # b.py, clean, was not read again
+    assert "allow_growth=True" in (root / "a.py").read_text()
+    after = check(root, cache)
+    assert after.returncode == 0
+
+
+def test_concurrent_runs_share_one_cache(tmp_path: Path) -> None:
+    files = {f"m{i:02d}.py": BARE if i % 3 == 0 else CLEAN for i in range(30)}
+    root = tree(tmp_path, files)
+    cache = tmp_path / "cache"
+    command = [sys.executable, "-m", "tfmemlint", "--isolated", "--output-format", "json"]
+    runs = [
+        subprocess.Popen(
+            [*command, "--cache-dir", str(cache), str(root)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    outputs = [json.loads(run.communicate(timeout=300)[0]) for run in runs]
+    assert all(len(output) == 10 for output in outputs)
+    assert sorted(p.name for p in cache.iterdir()) == [".gitignore", "CACHEDIR.TAG", "results.json"]
+    assert len(json.loads((cache / "results.json").read_text())["files"]) == 30
+    assert served(check(root, cache)) == 30
+
+
+def test_cache_dir_from_the_configuration(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": BARE})
+    (tmp_path / "tfmemlint.toml").write_text('cache-dir = "build/lint-cache"\n')
+    assert run_cli(str(root), cwd=tmp_path).returncode == 1
+    assert (tmp_path / "build" / "lint-cache" / "results.json").is_file()
+    (tmp_path / "tfmemlint.toml").write_text("cache-dir = 3\n")
+    bad = run_cli(str(root), cwd=tmp_path)
+    assert bad.returncode == 2 and "'cache-dir' must be a string" in bad.stderr

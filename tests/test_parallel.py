@@ -1,0 +1,72 @@
+"""Worker processes (-j) and the --verbose timing table (issue 6)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.conftest import run_cli
+
+BARE = "import tensorflow as tf\nsess = tf.Session()\n"
+CONFIGURED = "import tensorflow as tf\nsess = tf.Session(config=tf.ConfigProto())\n"
+FIXED = "tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"
+
+
+def make_tree(root: Path, count: int) -> list[Path]:
+    paths = []
+    for index in range(count):
+        path = root / f"pkg{index % 3}" / f"m{index:03d}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text([BARE, CONFIGURED, "x = 1\n"][index % 3])
+        paths.append(path)
+    return paths
+
+
+def stage(stderr: str, name: str) -> str:
+    match = re.search(rf"^  {re.escape(name)}.*$", stderr, re.MULTILINE)
+    assert match, stderr
+    return match.group()
+
+
+def test_workers_give_the_same_report_as_one_process(tmp_path: Path) -> None:
+    make_tree(tmp_path / "src", 30)
+    options = ["--isolated", "--no-cache", "-v", "--output-format", "json"]
+    serial = run_cli(*options, "-j", "1", str(tmp_path / "src"))
+    parallel = run_cli(*options, "-j", "2", str(tmp_path / "src"))
+    assert json.loads(parallel.stdout) == json.loads(serial.stdout)
+    assert len(json.loads(serial.stdout)) == 20  # 10 TFM101, 10 TFM102
+    assert "in this process" in stage(serial.stderr, "parsed")
+    assert "2 worker processes" in stage(parallel.stderr, "parsed")
+
+
+def test_a_handful_of_files_never_starts_workers(tmp_path: Path) -> None:
+    make_tree(tmp_path / "src", 5)
+    result = run_cli("--isolated", "--no-cache", "-v", "-j", "8", str(tmp_path / "src"))
+    assert "in this process" in stage(result.stderr, "parsed")
+
+
+def test_workers_fix_every_file(tmp_path: Path) -> None:
+    paths = make_tree(tmp_path / "src", 30)
+    result = run_cli("--isolated", "--no-cache", "-v", "-j", "2", "--fix", str(tmp_path / "src"))
+    assert result.returncode == 0, result.stdout
+    assert "20 files" in stage(result.stderr, "fixed")  # TFM101 and TFM102 alike
+    assert [FIXED in p.read_text() for p in paths[::3]] == [True] * 10
+    assert all("allow_growth" in p.read_text() for p in paths[1::3])
+    assert all(p.read_text() == "x = 1\n" for p in paths[2::3])
+
+
+def test_timing_table_names_every_stage(tmp_path: Path) -> None:
+    make_tree(tmp_path / "src", 6)
+    (tmp_path / "src" / "plain.py").write_text("print('no trigger word here')\n")
+    result = run_cli("--isolated", "--no-cache", "-v", str(tmp_path / "src"))
+    assert result.stderr.startswith("tfmemlint timing:")
+    assert "7 files" in stage(result.stderr, "walked")
+    assert "3 files" in stage(result.stderr, "pre-filtered out")  # plain.py and x = 1
+    assert "4 files" in stage(result.stderr, "parsed")
+    assert re.search(r"total\s+\d+\.\d{3} s", result.stderr)
+
+
+def test_jobs_must_be_positive(tmp_path: Path) -> None:
+    result = run_cli("-j", "0", str(tmp_path))
+    assert result.returncode == 2 and "-j" in result.stderr

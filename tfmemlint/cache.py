@@ -1,0 +1,224 @@
+"""Results of earlier runs, so that a second run reads only what changed.
+
+The cache is one JSON file in `.tfmemlint_cache/` (or `--cache-dir`). An entry is served only when
+all of these hold:
+- the tool is the same: its version and the stat of every one of its own modules;
+- the file's settings are the same: the selected rules and the policy;
+- the file is the same. Its stat (mtime, ctime, size, inode) is trusted alone only when the file
+  was last changed well before it was read; otherwise, like git's "racy" files, and whenever the
+  stat differs, its content hash must match.
+
+Concurrent runs are safe: each run writes a whole new file and renames it into place, after
+merging in what other runs wrote meanwhile, and every entry checks itself before it is served,
+so the worst a race can do is cost a file one more check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from typing import Any
+
+from tfmemlint import __version__
+from tfmemlint.model import Edit, FileResult, Finding, Fix, Location
+from tfmemlint.settings import Settings
+
+DIRECTORY_NAME = ".tfmemlint_cache"
+_RESULTS = "results.json"
+_TEMPORARY = ".results-"
+# A file changed less than this long before it was read may change again within the same mtime
+# tick without its stat showing it: its entry is checked against the content hash.
+_RACY_NS = 2_000_000_000
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# A cache folder made by tfmemlint.\n"
+
+
+def tool_fingerprint() -> str:
+    """The version and the stat of every module of this package: an edited checkout is a new
+    tool, even while its version number stays the same."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.blake2b(__version__.encode(), digest_size=8)
+    for parent, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(parent, name))
+                digest.update(f"{name}:{stat.st_mtime_ns}:{stat.st_size};".encode())
+    return digest.hexdigest()
+
+
+def settings_key(settings: Settings) -> str:
+    return _settings_key(settings.selected, str(settings.policy))
+
+
+@functools.lru_cache(maxsize=64)
+def _settings_key(selected: frozenset[str], policy: str) -> str:
+    described = f"{','.join(sorted(selected))}|{policy}"
+    return hashlib.blake2b(described.encode(), digest_size=8).hexdigest()
+
+
+def content_hash(raw: bytes) -> str:
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def _stat_key(stat: os.stat_result) -> list[int]:
+    return [stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino]
+
+
+# An entry is a list, which keeps the file small and quick to load:
+# [mtime_ns, ctime_ns, size, inode, trusted, content hash, settings key, findings]
+STAT, TRUSTED, HASH, SETTINGS, FINDINGS = slice(0, 4), 4, 5, 6, 7
+
+
+class ResultCache:
+    """One run's view of the cache: entries read at the start, entries to write at the end."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.fingerprint = tool_fingerprint()
+        self._entries: dict[str, list[Any]] = self._read()
+        self._changed: dict[str, list[Any]] = {}
+
+    def _read(self) -> dict[str, list[Any]]:
+        try:
+            with open(os.path.join(self.directory, _RESULTS), encoding="utf-8") as handle:
+                stored = json.load(handle)
+        except (OSError, ValueError):
+            return {}  # none yet, or unreadable: start afresh
+        if not isinstance(stored, dict) or stored.get("tool") != self.fingerprint:
+            return {}
+        entries = stored.get("files")
+        return entries if isinstance(entries, dict) else {}
+
+    def lookup(
+        self, path: str, settings: Settings, stat: os.stat_result, read: Any
+    ) -> FileResult | None:
+        """The stored result for `path`, or None. `read()` gives the file's bytes; it is called
+        only when the stat alone cannot be trusted."""
+        key = os.path.abspath(path)
+        entry = self._changed.get(key) or self._entries.get(key)
+        try:
+            if not entry or entry[SETTINGS] != settings_key(settings):
+                return None
+            if entry[STAT] != _stat_key(stat) or not entry[TRUSTED]:
+                if entry[HASH] != content_hash(read()):
+                    return None
+                self._changed[key] = [*_stat_key(stat), _trusted(stat), *entry[HASH:]]
+            return FileResult(path, [_finding(f, path) for f in entry[FINDINGS]])
+        except (IndexError, KeyError, TypeError, ValueError):
+            return None  # an entry from an older layout, or damaged: check the file again
+
+    def store(
+        self,
+        path: str,
+        settings: Settings,
+        stat: os.stat_result,
+        raw: bytes,
+        findings: list[Finding],
+    ) -> None:
+        """Remember the findings in `raw`, the bytes that `path` held when it had `stat`."""
+        self._changed[os.path.abspath(path)] = [
+            *_stat_key(stat),
+            _trusted(stat),
+            content_hash(raw),
+            settings_key(settings),
+            [_plain(f) for f in findings],
+        ]
+
+    def save(self) -> None:
+        """Write the changed entries, merged over what is on disk now. A failure is a warning:
+        the run's results stand without a cache."""
+        if not self._changed:
+            return
+        try:
+            self._write()
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            sys.stderr.write(
+                f"tfmemlint: warning: cannot write the cache in {self.directory}: {reason}\n"
+            )
+
+    def _write(self) -> None:
+        os.makedirs(self.directory, exist_ok=True)
+        for name, content in (
+            (".gitignore", "# Made by tfmemlint.\n*\n"),
+            ("CACHEDIR.TAG", _TAG),
+        ):
+            marker = os.path.join(self.directory, name)
+            if not os.path.exists(marker):
+                with open(marker, "w", encoding="utf-8") as handle:
+                    handle.write(content)
+        entries = {**self._read(), **self._changed}
+        _remove_stale_temporaries(self.directory)
+        descriptor, temporary = tempfile.mkstemp(dir=self.directory, prefix=_TEMPORARY)
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+                json.dump({"tool": self.fingerprint, "files": entries}, out)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temporary, 0o666 & ~umask)  # as any other file, not mkstemp's 0600
+            os.replace(temporary, os.path.join(self.directory, _RESULTS))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+
+def _remove_stale_temporaries(directory: str) -> None:
+    """What a run killed while writing left behind; an hour old is surely not being written."""
+    for name in os.listdir(directory):
+        if name.startswith(_TEMPORARY):
+            path = os.path.join(directory, name)
+            with contextlib.suppress(OSError):
+                if time.time() - os.stat(path).st_mtime > 3600:
+                    os.unlink(path)
+
+
+def _trusted(stat: os.stat_result) -> bool:
+    return time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > _RACY_NS
+
+
+def _plain(finding: Finding) -> dict[str, Any]:
+    plain = asdict(finding)
+    del plain["filename"]  # the entry's own path; a renamed file is another entry
+    return plain
+
+
+def _location(plain: dict[str, int]) -> Location:
+    return Location(plain["row"], plain["column"])
+
+
+def _finding(plain: dict[str, Any], path: str) -> Finding:
+    fix = plain["fix"]
+    return Finding(
+        code=plain["code"],
+        message=plain["message"],
+        filename=path,
+        location=_location(plain["location"]),
+        end_location=_location(plain["end_location"]),
+        fix=None
+        if fix is None
+        else Fix(
+            fix["message"],
+            tuple(
+                Edit(
+                    e["start"],
+                    e["end"],
+                    e["content"],
+                    _location(e["location"]),
+                    _location(e["end_location"]),
+                    e["key"],
+                )
+                for e in fix["edits"]
+            ),
+            fix["applicability"],
+        ),
+        url=plain["url"],
+        cell=plain["cell"],
+    )
