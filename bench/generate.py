@@ -1,7 +1,12 @@
-"""Writes a deterministic mixed tree that looks like a monorepo: ordinary modules, and about 5 %
-TF1-era modules that create sessions (some fixed, some not).
+"""Writes deterministic inputs for bench/run.py.
 
-Usage: python bench/generate.py OUT_DIR [--files N] [--seed S]
+- A mixed tree that looks like a monorepo: ordinary modules, and about 5 % TF1-era modules that
+  create sessions (some fixed, some not); `--session-share 1 --bare` makes every module a TF1
+  script whose session needs a fix.
+- With --table: one 1.6 MB module, a 50,000-row literal table and one bare session.
+
+Usage: python bench/generate.py OUT_DIR [--files N] [--seed S] [--session-share F] [--bare]
+       python bench/generate.py --table OUT.py
 """
 
 from __future__ import annotations
@@ -69,13 +74,16 @@ SESSIONS = [
 WORDS = ["cache", "index", "ledger", "graph", "queue", "bucket", "record", "batch", "shard"]
 
 
-def generate(out: Path, files: int, seed: int) -> None:
+def generate(
+    out: Path, files: int, seed: int, session_share: float = 0.05, bare: bool = False
+) -> None:
     chance = random.Random(seed)
     for index in range(files):
         package = out / f"pkg{index // 50:03d}"
         package.mkdir(parents=True, exist_ok=True)
-        if chance.random() < 0.05:
-            text = TF1.format(index=index, session=chance.choice(SESSIONS))
+        if chance.random() < session_share:
+            session = SESSIONS[0] if bare else chance.choice(SESSIONS)
+            text = TF1.format(index=index, session=session)
         else:
             word = chance.choice(WORDS)
             text = LIBRARY.format(name=word, cls=word.title() + "Store", noun=word)
@@ -86,13 +94,29 @@ def generate(out: Path, files: int, seed: int) -> None:
         (package / f"module{index:05d}.py").write_text(text)
 
 
+def generate_table(path: Path, rows: int = 50_000) -> None:
+    """About 32 bytes a row: 50,000 rows make the issue's 1.6 MB file."""
+    table = "".join(f'    ({i}, "r{i:05d}", {i * 0.25:.2f}),\n' for i in range(rows))
+    path.write_text(
+        '"""Generated lookup table."""\n\nimport tensorflow as tf\n\nTABLE = [\n'
+        + table
+        + "]\n\n\ndef lookup(key):\n    return TABLE[key]\n\n\nsess = tf.Session()\n"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--files", type=int, default=3600)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--session-share", type=float, default=0.05)
+    parser.add_argument("--bare", action="store_true", help="every session needs a fix")
+    parser.add_argument("--table", action="store_true", help="write the 1.6 MB table module")
     args = parser.parse_args()
-    generate(args.out, args.files, args.seed)
+    if args.table:
+        generate_table(args.out)
+    else:
+        generate(args.out, args.files, args.seed, args.session_share, args.bare)
 
 
 if __name__ == "__main__":

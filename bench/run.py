@@ -1,63 +1,181 @@
-"""Times `tfmemlint check` against `ruff check --select E9 --no-cache --isolated` on one tree,
-alternating the runs, and prints medians and the ratio. Ratios, never absolute times: these
-machines are noisy.
+"""Measures tfmemlint against issue 6's targets, each beside its yardstick in the same run,
+alternating the two so that drift hits both alike. Reports medians and ratios, never asserts.
 
-Usage: python bench/run.py TREE [--rounds N] [--json]
+  cold        tfmemlint check --no-cache   vs  ruff check --select E9 --no-cache --isolated
+  warm        tfmemlint check (cached)     vs  ruff check --select E9 --isolated (cached)
+  pre-commit  tfmemlint on 5 files of TREE that hold no session  vs  python -c "import click"
+  fix         tfmemlint --fix on generated files that all need a fix  vs  libcst parsing them
+  table       tfmemlint --fix on the generated 1.6 MB table module (seconds, not a ratio)
+  memory      peak RSS of the cold check, per process (MB, not a ratio)
+
+Usage: python bench/run.py TREE [--rounds N] [--json] [--only cold,warm,...] [--cold-target F]
+(--cold-target 3.0 for the stress tree, TensorFlow's own sources.)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generate import generate, generate_table
 
-def _time(command: list[str]) -> float:
+PYTHON = sys.executable
+
+
+def _tool(name: str) -> list[str]:
+    beside = Path(PYTHON).with_name(name)
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found:
+        return [found]
+    return [PYTHON, "-m", name]
+
+
+TFMEMLINT = _tool("tfmemlint")
+RUFF = _tool("ruff")
+QUIET = ["--isolated", "--exit-zero", "--quiet"]
+
+
+def _time(command: list[str], prepare: Callable[[], None] | None = None) -> float:
+    if prepare is not None:
+        prepare()  # untimed: restoring inputs a fix changed, emptying a cache
     started = time.perf_counter()
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     return time.perf_counter() - started
 
 
-def bench(tree: Path, rounds: int) -> dict[str, float]:
-    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
-    commands = {
-        "tfmemlint": [
-            sys.executable,
-            "-m",
-            "tfmemlint",
-            "check",
-            "--exit-zero",
-            "--isolated",
-            str(tree),
-        ],
-        "ruff": [
-            ruff,
-            "check",
-            "--select",
-            "E9",
-            "--no-cache",
-            "--isolated",
-            "--exit-zero",
-            str(tree),
-        ],
-    }
-    times: dict[str, list[float]] = {name: [] for name in commands}
-    for _ in range(rounds):  # alternate, so that drift hits both alike
-        for name, command in commands.items():
-            times[name].append(_time(command))
-    medians = {name: statistics.median(values) for name, values in times.items()}
+def _side_by_side(
+    ours: list[str],
+    theirs: list[str],
+    rounds: int,
+    prepare: Callable[[], None] | None = None,
+) -> tuple[float, float]:
+    mine, yardstick = [], []
+    for _ in range(rounds):
+        mine.append(_time(ours, prepare))
+        yardstick.append(_time(theirs, prepare))
+    return statistics.median(mine), statistics.median(yardstick)
+
+
+def _ratio(name: str, ours: float, theirs: float, target: float, yardstick: str) -> dict:
+    ratio = ours / theirs
     return {
-        "files": sum(1 for _ in tree.rglob("*.py")),
-        "rounds": rounds,
-        "tfmemlint_median_s": round(medians["tfmemlint"], 3),
-        "ruff_median_s": round(medians["ruff"], 3),
-        "ratio": round(medians["tfmemlint"] / medians["ruff"], 2),
+        "name": name,
+        "tfmemlint_s": round(ours, 3),
+        "yardstick": yardstick,
+        "yardstick_s": round(theirs, 3),
+        "value": round(ratio, 2),
+        "unit": "x",
+        "target": target,
+        "met": ratio <= target,
     }
+
+
+def _absolute(name: str, value: float, target: float, unit: str) -> dict:
+    return {
+        "name": name,
+        "value": round(value, 2),
+        "unit": unit,
+        "target": target,
+        "met": value <= target,
+    }
+
+
+def cold(tree: Path, rounds: int, target: float) -> dict:
+    ours = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(tree)]
+    theirs = [*RUFF, "check", "--select", "E9", "--no-cache", *QUIET, str(tree)]
+    return _ratio("cold", *_side_by_side(ours, theirs, rounds), target, "ruff --select E9")
+
+
+def warm(tree: Path, rounds: int, scratch: Path) -> dict:
+    ours = [*TFMEMLINT, "check", "--cache-dir", str(scratch / "tfm-cache"), *QUIET, str(tree)]
+    theirs = [*RUFF, "check", "--select", "E9", "--cache-dir", str(scratch / "ruff-cache")]
+    theirs += [*QUIET, str(tree)]
+    _time(ours), _time(theirs)  # fill both caches
+    return _ratio("warm", *_side_by_side(ours, theirs, rounds), 2.5, "ruff --select E9, cached")
+
+
+def pre_commit(tree: Path, rounds: int, scratch: Path) -> dict:
+    """Five files that hold no session, as pre-commit passes changed files: a fresh cache."""
+    plain = [p for p in sorted(tree.rglob("*.py")) if b"Session" not in p.read_bytes()]
+    chosen = [str(p) for p in plain[:: max(1, len(plain) // 5)][:5]]
+    cache = scratch / "pre-commit-cache"
+    ours = [*TFMEMLINT, "check", "--cache-dir", str(cache), *chosen]
+    theirs = [PYTHON, "-c", "import click"]
+    times = _side_by_side(ours, theirs, rounds, lambda: shutil.rmtree(cache, ignore_errors=True))
+    return _ratio("pre-commit", *times, 1.5, 'python -c "import click"')
+
+
+def fix(rounds: int, scratch: Path, files: int) -> dict:
+    source, work = scratch / "fix-source", scratch / "fix-work"
+    generate(source, files, seed=2, session_share=1.0, bare=True)
+
+    def restore() -> None:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(source, work)
+
+    ours = [*TFMEMLINT, "check", "--fix", "--no-cache", *QUIET, str(work)]
+    parse_only = (
+        "import pathlib, sys, libcst\n"
+        "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')):\n"
+        "    libcst.parse_module(p.read_text())\n"
+    )
+    theirs = [PYTHON, "-c", parse_only, str(work)]
+    return _ratio("fix", *_side_by_side(ours, theirs, rounds, restore), 1.5, "libcst parse only")
+
+
+def table(rounds: int, scratch: Path, rows: int) -> dict:
+    source, work = scratch / "table-source.py", scratch / "table.py"
+    generate_table(source, rows)
+    command = [*TFMEMLINT, "check", "--fix", "--no-cache", *QUIET, str(work)]
+    times = [_time(command, lambda: shutil.copyfile(source, work)) for _ in range(rounds)]
+    result = _absolute("table", statistics.median(times), 2.0, "s")
+    result["bytes"] = source.stat().st_size
+    return result
+
+
+def memory(tree: Path) -> dict:
+    """The largest peak RSS of any one process of a cold check (the main one or a worker)."""
+    command = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(tree)]
+    probe = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    done = subprocess.run([PYTHON, "-c", probe, *command], capture_output=True, text=True)
+    return _absolute("memory", int(done.stdout) / 1024, 200.0, "MB")
+
+
+BENCHES = ("cold", "warm", "pre-commit", "fix", "table", "memory")
+
+
+def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: bool) -> list[dict]:
+    results = []
+    with tempfile.TemporaryDirectory(prefix="tfmemlint-bench-") as folder:
+        scratch = Path(folder)
+        for name in only:
+            if name == "cold":
+                results.append(cold(tree, rounds, cold_target))
+            elif name == "warm":
+                results.append(warm(tree, rounds, scratch))
+            elif name == "pre-commit":
+                results.append(pre_commit(tree, rounds, scratch))
+            elif name == "fix":
+                results.append(fix(rounds, scratch, 10 if small else 200))
+            elif name == "table":
+                results.append(table(rounds, scratch, 2_000 if small else 50_000))
+            elif name == "memory":
+                results.append(memory(tree))
+    return results
 
 
 def main() -> None:
@@ -65,15 +183,39 @@ def main() -> None:
     parser.add_argument("tree", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--only", default=",".join(BENCHES), help="comma-separated benches")
+    parser.add_argument("--cold-target", type=float, default=1.0)
+    parser.add_argument("--small", action="store_true", help="tiny generated inputs (CI smoke)")
     args = parser.parse_args()
-    result = bench(args.tree, args.rounds)
+    only = [name for name in args.only.split(",") if name]
+    unknown = sorted(set(only) - set(BENCHES))
+    if unknown:
+        parser.error(f"unknown bench {', '.join(unknown)}; choose from {', '.join(BENCHES)}")
+    files = sum(1 for _ in args.tree.rglob("*.py"))
+    results = run(args.tree, args.rounds, only, args.cold_target, args.small)
     if args.json:
-        print(json.dumps(result))
-    else:
         print(
-            f"{result['files']} files, {result['rounds']} rounds: tfmemlint "
-            f"{result['tfmemlint_median_s']} s, ruff --select E9 {result['ruff_median_s']} s, "
-            f"ratio {result['ratio']}"
+            json.dumps(
+                {
+                    "tree": str(args.tree),
+                    "files": files,
+                    "rounds": args.rounds,
+                    "cpus": os.cpu_count(),
+                    "results": results,
+                }
+            )
+        )
+        return
+    print(f"{args.tree}: {files} files, {args.rounds} rounds, {os.cpu_count()} CPUs")
+    for r in results:
+        verdict = "met" if r["met"] else "NOT met"
+        if r["unit"] == "x":
+            detail = f"{r['tfmemlint_s']:.3f} s vs {r['yardstick_s']:.3f} s ({r['yardstick']})"
+        else:
+            detail = ""
+        target = f"target <= {r['target']}"
+        print(
+            f"  {r['name']:<11} {r['value']:>8} {r['unit']:<3} {target:<16} {verdict:<8} {detail}"
         )
 
 

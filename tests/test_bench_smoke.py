@@ -27,11 +27,25 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         p.read_bytes() for p in sorted(again.rglob("*.py"))
     ]  # deterministic
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "run.py"), str(tree), "--rounds", "1", "--json"],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "run.py"),
+            str(tree),
+            "--rounds",
+            "1",
+            "--small",
+            "--json",
+        ],
         capture_output=True,
         text=True,
         check=True,
     )
-    result = json.loads(done.stdout)
-    assert result["files"] == 40 and result["rounds"] == 1
-    assert result["tfmemlint_median_s"] > 0 and result["ruff_median_s"] > 0 and result["ratio"] > 0
+    report = json.loads(done.stdout)
+    assert report["files"] == 40 and report["rounds"] == 1
+    results = {r["name"]: r for r in report["results"]}
+    assert list(results) == ["cold", "warm", "pre-commit", "fix", "table", "memory"]
+    for name in ("cold", "warm", "pre-commit", "fix"):
+        assert results[name]["unit"] == "x" and results[name]["value"] > 0
+        assert results[name]["tfmemlint_s"] > 0 and results[name]["yardstick_s"] > 0
+    assert results["table"]["unit"] == "s" and results["memory"]["unit"] == "MB"
+    assert results["memory"]["value"] > 10  # a real peak RSS, in MB

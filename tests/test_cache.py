@@ -4,6 +4,7 @@ for other bytes, other settings or another version of the tool."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import re
 import subprocess
@@ -58,7 +59,7 @@ def test_the_cache_folder_ignores_itself(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     assert run_cli("--isolated", str(root), cwd=tmp_path).returncode == 1
     folder = tmp_path / ".tfmemlint_cache"
-    assert (folder / "results.json").is_file() and (folder / "CACHEDIR.TAG").is_file()
+    assert (folder / "results.marshal").is_file() and (folder / "CACHEDIR.TAG").is_file()
     untracked = subprocess.run(
         ["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"],
         capture_output=True,
@@ -91,7 +92,7 @@ def test_a_just_written_file_is_verified_by_its_hash(tmp_path: Path) -> None:
     store = ResultCache(str(tmp_path / "cache"))
     list(Run([str(root / "a.py")], settings, "check", cache=store))
     store.save()
-    [entry] = json.loads((tmp_path / "cache" / "results.json").read_text())["files"].values()
+    [entry] = marshal.loads((tmp_path / "cache" / "results.marshal").read_bytes())["files"].values()
     assert entry[cache_module.TRUSTED] is False
     reads: list[int] = []
     again = ResultCache(str(tmp_path / "cache"))
@@ -132,9 +133,9 @@ def test_no_cache_writes_nothing_and_a_broken_cache_is_ignored(tmp_path: Path) -
     assert not (tmp_path / ".tfmemlint_cache").exists()
     cache = tmp_path / "cache"
     cache.mkdir()
-    (cache / "results.json").write_text("{not json")
+    (cache / "results.marshal").write_bytes(b"\x00not marshal")
     assert check(root, cache).returncode == 1
-    assert json.loads((cache / "results.json").read_text())["files"]
+    assert marshal.loads((cache / "results.marshal").read_bytes())["files"]
 
 
 def test_an_unwritable_cache_folder_does_not_fail_the_run(tmp_path: Path) -> None:
@@ -172,8 +173,12 @@ def test_concurrent_runs_share_one_cache(tmp_path: Path) -> None:
     ]
     outputs = [json.loads(run.communicate(timeout=300)[0]) for run in runs]
     assert all(len(output) == 10 for output in outputs)
-    assert sorted(p.name for p in cache.iterdir()) == [".gitignore", "CACHEDIR.TAG", "results.json"]
-    assert len(json.loads((cache / "results.json").read_text())["files"]) == 30
+    assert sorted(p.name for p in cache.iterdir()) == [
+        ".gitignore",
+        "CACHEDIR.TAG",
+        "results.marshal",
+    ]
+    assert len(marshal.loads((cache / "results.marshal").read_bytes())["files"]) == 30
     assert served(check(root, cache)) == 30
 
 
@@ -181,7 +186,7 @@ def test_cache_dir_from_the_configuration(tmp_path: Path) -> None:
     root = tree(tmp_path, {"a.py": BARE})
     (tmp_path / "tfmemlint.toml").write_text('cache-dir = "build/lint-cache"\n')
     assert run_cli(str(root), cwd=tmp_path).returncode == 1
-    assert (tmp_path / "build" / "lint-cache" / "results.json").is_file()
+    assert (tmp_path / "build" / "lint-cache" / "results.marshal").is_file()
     (tmp_path / "tfmemlint.toml").write_text("cache-dir = 3\n")
     bad = run_cli(str(root), cwd=tmp_path)
     assert bad.returncode == 2 and "'cache-dir' must be a string" in bad.stderr

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
-import json
+import marshal
 import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict
 from typing import Any
@@ -29,9 +27,17 @@ from typing import Any
 from tfmemlint import __version__
 from tfmemlint.model import Edit, FileResult, Finding, Fix, Location
 from tfmemlint.settings import Settings
+from tfmemlint.source import create_temporary
+
+try:  # hashlib.blake2b itself, without hashlib's import of OpenSSL's bindings (3 ms a run)
+    from _blake2 import blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b
 
 DIRECTORY_NAME = ".tfmemlint_cache"
-_RESULTS = "results.json"
+# marshal: the quickest format to load, and the cache is only ever read by the tool that wrote
+# it (the file records the tool's fingerprint; anything else is discarded).
+_RESULTS = "results.marshal"
 _TEMPORARY = ".results-"
 # A file changed less than this long before it was read may change again within the same mtime
 # tick without its stat showing it: its entry is checked against the content hash.
@@ -43,14 +49,14 @@ def tool_fingerprint() -> str:
     """The version and the stat of every module of this package: an edited checkout is a new
     tool, even while its version number stays the same."""
     package = os.path.dirname(os.path.abspath(__file__))
-    digest = hashlib.blake2b(__version__.encode(), digest_size=8)
+    parts = [__version__, sys.version]
     for parent, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
             if name.endswith(".py"):
                 stat = os.stat(os.path.join(parent, name))
-                digest.update(f"{name}:{stat.st_mtime_ns}:{stat.st_size};".encode())
-    return digest.hexdigest()
+                parts.append(f"{name}:{stat.st_mtime_ns}:{stat.st_size}")
+    return blake2b(";".join(parts).encode(), digest_size=16).hexdigest()
 
 
 def settings_key(settings: Settings) -> str:
@@ -60,11 +66,11 @@ def settings_key(settings: Settings) -> str:
 @functools.lru_cache(maxsize=64)
 def _settings_key(selected: frozenset[str], policy: str) -> str:
     described = f"{','.join(sorted(selected))}|{policy}"
-    return hashlib.blake2b(described.encode(), digest_size=8).hexdigest()
+    return blake2b(described.encode(), digest_size=8).hexdigest()
 
 
 def content_hash(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+    return blake2b(raw, digest_size=16).hexdigest()
 
 
 def _stat_key(stat: os.stat_result) -> list[int]:
@@ -87,9 +93,9 @@ class ResultCache:
 
     def _read(self) -> dict[str, list[Any]]:
         try:
-            with open(os.path.join(self.directory, _RESULTS), encoding="utf-8") as handle:
-                stored = json.load(handle)
-        except (OSError, ValueError):
+            with open(os.path.join(self.directory, _RESULTS), "rb") as handle:
+                stored = marshal.load(handle)
+        except (OSError, EOFError, ValueError, TypeError):
             return {}  # none yet, or unreadable: start afresh
         if not isinstance(stored, dict) or stored.get("tool") != self.fingerprint:
             return {}
@@ -156,10 +162,10 @@ class ResultCache:
                     handle.write(content)
         entries = {**self._read(), **self._changed}
         _remove_stale_temporaries(self.directory)
-        descriptor, temporary = tempfile.mkstemp(dir=self.directory, prefix=_TEMPORARY)
+        descriptor, temporary = create_temporary(self.directory, _TEMPORARY)
         try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-                json.dump({"tool": self.fingerprint, "files": entries}, out)
+            with os.fdopen(descriptor, "wb") as out:
+                marshal.dump({"tool": self.fingerprint, "files": entries}, out)
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(temporary, 0o666 & ~umask)  # as any other file, not mkstemp's 0600

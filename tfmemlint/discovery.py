@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import subprocess
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -90,6 +89,8 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
     there is no git or no repository."""
     if not files:
         return set()
+    import subprocess  # here: a run on named files never needs it
+
     try:
         done = subprocess.run(
             ["git", "-C", root, "check-ignore", "-z", "--stdin"],

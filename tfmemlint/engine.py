@@ -46,7 +46,13 @@ class FileContext:
     def _positions(self) -> Callable[[cst.CSTNode], CodeRange]:
         # Resolved only once a rule needs a position; unsafe_skip_copy keeps node identity.
         wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        return wrapper.resolve(PositionProvider).__getitem__
+        try:
+            # wrapper.resolve() would also walk the whole tree once for "batchable" providers,
+            # though there are none here: a fifth of a fix's time. The provider's own entry
+            # point computes the same mapping without that walk.
+            return PositionProvider()._gen(wrapper).__getitem__
+        except AttributeError:  # a libcst without it: the public way
+            return wrapper.resolve(PositionProvider).__getitem__
 
     def span(self, node: cst.CSTNode) -> tuple[int, int]:
         where = self._positions(node)

@@ -9,7 +9,6 @@ import contextlib
 import os
 import sys
 import time
-import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
@@ -215,7 +214,12 @@ def check_bytes(
         result.findings.append(_syntax_error(filename, source.text, exc))
         return result, source
     except Exception as exc:  # one file's failure must not stop the run
-        detail = traceback.format_exc() if verbose else f"{type(exc).__name__}: {exc}"
+        if verbose:
+            import traceback
+
+            detail = traceback.format_exc()
+        else:
+            detail = f"{type(exc).__name__}: {exc}"
         result.findings.append(
             _diagnostic(filename, INTERNAL_ERROR, f"Internal error; file left unchanged. {detail}")
         )

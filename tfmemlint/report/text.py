@@ -3,7 +3,6 @@ and diffs."""
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING
@@ -53,7 +52,7 @@ def write_diff(results: Sequence[FileResult], out: IO[str]) -> None:
             continue
         absolute = os.path.isabs(result.filename)
         out.writelines(
-            difflib.unified_diff(
+            _unified_diff(
                 result.original.splitlines(keepends=True),
                 result.fixed_text.splitlines(keepends=True),
                 # git's a/ and b/ prefixes, so that `git apply` takes it, on relative paths only
@@ -125,9 +124,7 @@ class TextReport:
 
         assert finding.fix is not None
         _, fixed = fixes.apply([finding.fix], lines.text)
-        changed = difflib.unified_diff(
-            lines.text.splitlines(), fixed.splitlines(), lineterm="", n=0
-        )
+        changed = _unified_diff(lines.text.splitlines(), fixed.splitlines(), lineterm="", n=0)
         for line in list(changed)[2:]:  # past the ---/+++ header
             if line.startswith("@@"):
                 continue
@@ -197,6 +194,12 @@ def with_progress(results: Iterable[FileResult], total: int) -> Iterator[FileRes
     finally:
         if progress is not None:
             progress.stop()
+
+
+def _unified_diff(*args: object, **kwargs: object) -> Iterator[str]:
+    import difflib  # only diffs need it; a plain check does not pay for the import
+
+    return difflib.unified_diff(*args, **kwargs)  # type: ignore[arg-type]
 
 
 def write_timing(stats: RunStats, walked_s: float, total_s: float, out: IO[str]) -> None:

@@ -445,7 +445,8 @@ class SessionCheck:
         if "device_count" in keywords:
             verdicts.append(self._device_count(keywords["device_count"]))
         fix = None
-        if gpu_options is None:
+        # The fix costs positions (a whole-module pass): build it only when it will be used.
+        if gpu_options is None and Verdict.combine(verdicts, None).state is State.MISSING:
             prefix_edits = self._proto_prefix(call.func)
             if prefix_edits is not None:
                 prefix, import_edits = prefix_edits
@@ -475,10 +476,13 @@ class SessionCheck:
             keywords = self._keywords(expr)
             if keywords is None:
                 return Verdict(State.UNKNOWN, "its GPUOptions takes ** or positional arguments")
+            verdicts = self._gpu_fields(keywords)
+            if Verdict.combine(verdicts, None).state is not State.MISSING:
+                return Verdict.combine(verdicts, None)  # no fix needed: skip building one
             field, value = self.ctx.policy.gpu_option
             edit = fixes.add_keyword(self.ctx, expr, field, value)
             fix = (f"Add `{field}={value}` to `GPUOptions`", (edit,)) if edit else None
-            return Verdict.combine(self._gpu_fields(keywords), fix)
+            return Verdict.combine(verdicts, fix)
         if isinstance(expr, cst.Dict):
             keywords = {}
             for element in expr.elements:
