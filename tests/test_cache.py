@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,27 @@ def test_cache_dir_from_the_configuration(tmp_path: Path) -> None:
     (tmp_path / "tfmemlint.toml").write_text("cache-dir = 3\n")
     bad = run_cli(str(root), cwd=tmp_path)
     assert bad.returncode == 2 and "'cache-dir' must be a string" in bad.stderr
+
+
+def test_trust_is_judged_at_read_time_not_at_store_time(tmp_path: Path) -> None:
+    """A file changed one second before it was read is not trusted on its stat, however long
+    the check took before the result was stored (the review's racy case)."""
+    path = tmp_path / "a.py"
+    path.write_text(BARE)
+    changed = time.time_ns() - 60_000_000_000
+    os.utime(path, ns=(changed, changed))
+    stat = os.stat(path)
+    store = ResultCache(str(tmp_path / "cache"))
+    read_soon_after = max(stat.st_mtime_ns, stat.st_ctime_ns) + 1_000_000_000
+    store.store(str(path), Settings.default(), stat, BARE.encode(), [], read_soon_after)
+    store.save()
+    [entry] = marshal.loads((tmp_path / "cache" / "results.marshal").read_bytes())["files"].values()
+    assert entry[cache_module.TRUSTED] is False
+
+
+def test_a_cache_dir_that_exists_gets_no_marker_files(tmp_path: Path) -> None:
+    """`--cache-dir .` must not drop a `.gitignore` of `*` into a project."""
+    root = tree(tmp_path, {"a.py": CLEAN})
+    assert run_cli("--isolated", "--cache-dir", ".", ".", cwd=root).returncode == 0
+    assert (root / "results.marshal").is_file()
+    assert not (root / ".gitignore").exists() and not (root / "CACHEDIR.TAG").exists()

@@ -117,3 +117,13 @@ def test_a_fix_that_copies_a_masked_region_falls_back_to_the_plain_parse(
 
 def _always_fails(self: masking.Masked, fixed: str, original: str) -> str:
     raise masking.MaskError("simulated")
+
+
+@pytest.mark.parametrize("comment", ["# noqa: TFM101", "# tfmemlint: ignore", "# NOQA"])
+def test_a_table_holding_a_suppression_comment_is_not_masked(comment: str) -> None:
+    """The comment may silence a finding on the table's first line: it must stay visible."""
+    rows = "".join(f'    ({i}, "row-{i:05d}", {i * 0.25:.2f}, "padding"),\n' for i in range(3000))
+    text = f"import tensorflow as tf\n\nsess = tf.Session(); TABLE = [  {comment}\n{rows}]\n"
+    assert engine._mask(text).regions == ()
+    assert lint_text("t.py", text, Settings.default()) == []
+    assert fix_text("t.py", text, Settings.default())[0] == text

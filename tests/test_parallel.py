@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import run_cli
@@ -70,3 +73,23 @@ def test_timing_table_names_every_stage(tmp_path: Path) -> None:
 def test_jobs_must_be_positive(tmp_path: Path) -> None:
     result = run_cli("-j", "0", str(tmp_path))
     assert result.returncode == 2 and "-j" in result.stderr
+
+
+def test_a_worker_ended_mid_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """The pool ends its workers with SIGTERM when one dies; a write in progress must clean
+    up after itself and leave the file as it was."""
+    target = tmp_path / "a.py"
+    target.write_text(BARE)
+    script = f"""
+import os, sys, time
+from tfmemlint import runner, source
+runner._exit_cleanly_on_sigterm()
+os.fsync = lambda fd: (print("writing", flush=True), time.sleep(60))
+source.write_atomically({str(target)!r}, b"new", {BARE.encode()!r})
+"""
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "writing\n"
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(timeout=30) == 128 + signal.SIGTERM
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py"]
+    assert target.read_text() == BARE

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import marshal
 import os
 import sys
@@ -46,10 +47,18 @@ _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# A cache folder made by tf
 
 
 def tool_fingerprint() -> str:
-    """The version and the stat of every module of this package: an edited checkout is a new
-    tool, even while its version number stays the same."""
+    """The version and the stat of every module of this package, of libcst, and Python's
+    version: an edited checkout or an upgraded parser is a new tool, even while the version
+    number stays the same."""
     package = os.path.dirname(os.path.abspath(__file__))
     parts = [__version__, sys.version]
+    # The parser is part of the tool: its own files' stats, found without importing it.
+    libcst = importlib.util.find_spec("libcst")
+    for location in (libcst.submodule_search_locations or []) if libcst else []:
+        for name in ("__init__.py", "_version.py"):
+            with contextlib.suppress(OSError):
+                stat = os.stat(os.path.join(location, name))
+                parts.append(f"libcst/{name}:{stat.st_mtime_ns}:{stat.st_size}")
     for parent, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -113,9 +122,10 @@ class ResultCache:
             if not entry or entry[SETTINGS] != settings_key(settings):
                 return None
             if entry[STAT] != _stat_key(stat) or not entry[TRUSTED]:
+                read_ns = time.time_ns()
                 if entry[HASH] != content_hash(read()):
                     return None
-                self._changed[key] = [*_stat_key(stat), _trusted(stat), *entry[HASH:]]
+                self._changed[key] = [*_stat_key(stat), _trusted(stat, read_ns), *entry[HASH:]]
             return FileResult(path, [_finding(f, path) for f in entry[FINDINGS]])
         except (IndexError, KeyError, TypeError, ValueError):
             return None  # an entry from an older layout, or damaged: check the file again
@@ -127,11 +137,13 @@ class ResultCache:
         stat: os.stat_result,
         raw: bytes,
         findings: list[Finding],
+        read_ns: int,
     ) -> None:
-        """Remember the findings in `raw`, the bytes that `path` held when it had `stat`."""
+        """Remember the findings in `raw`, the bytes that `path` held when it had `stat`, read
+        at `read_ns` (time.time_ns(), taken before the read)."""
         self._changed[os.path.abspath(path)] = [
             *_stat_key(stat),
-            _trusted(stat),
+            _trusted(stat, read_ns),
             content_hash(raw),
             settings_key(settings),
             [_plain(f) for f in findings],
@@ -151,14 +163,14 @@ class ResultCache:
             )
 
     def _write(self) -> None:
-        os.makedirs(self.directory, exist_ok=True)
-        for name, content in (
-            (".gitignore", "# Made by tfmemlint.\n*\n"),
-            ("CACHEDIR.TAG", _TAG),
-        ):
-            marker = os.path.join(self.directory, name)
-            if not os.path.exists(marker):
-                with open(marker, "w", encoding="utf-8") as handle:
+        if not os.path.isdir(self.directory):
+            os.makedirs(self.directory)
+            # Only in a folder made here: `--cache-dir .` must not make git ignore a project.
+            for name, content in (
+                (".gitignore", "# Made by tfmemlint.\n*\n"),
+                ("CACHEDIR.TAG", _TAG),
+            ):
+                with open(os.path.join(self.directory, name), "w", encoding="utf-8") as handle:
                     handle.write(content)
         entries = {**self._read(), **self._changed}
         _remove_stale_temporaries(self.directory)
@@ -186,8 +198,10 @@ def _remove_stale_temporaries(directory: str) -> None:
                     os.unlink(path)
 
 
-def _trusted(stat: os.stat_result) -> bool:
-    return time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > _RACY_NS
+def _trusted(stat: os.stat_result, read_ns: int) -> bool:
+    """Whether the file was last changed well before it was read: then a later change must
+    show in its stat, whatever the file system's timestamp granularity."""
+    return read_ns - max(stat.st_mtime_ns, stat.st_ctime_ns) > _RACY_NS
 
 
 def _plain(finding: Finding) -> dict[str, Any]:

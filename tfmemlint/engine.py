@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
@@ -104,7 +105,14 @@ def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
 
 
 def _mask(text: str) -> masking.Masked:
-    return masking.mask(text, forbidden=any_trigger())
+    return masking.mask(text, forbidden=_unmaskable())
+
+
+@functools.lru_cache(maxsize=1)
+def _unmaskable() -> re.Pattern[str]:
+    """What a masked region must not hold: a trigger word, or a suppression comment (which
+    may silence a finding on the region's first or last line)."""
+    return re.compile(f"{any_trigger().pattern}|{suppression.DIRECTIVE.pattern}", re.IGNORECASE)
 
 
 def _lint_masked(filename: str, text: str, settings: Settings) -> list[Finding]:

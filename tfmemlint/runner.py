@@ -264,12 +264,14 @@ class RunStats:
 
 @dataclass
 class _Pending:
-    """A file the engine must see; `raw` and `stat` are what the pre-filter saw."""
+    """A file the engine must see; `raw` and `stat` are what the pre-filter saw, read after
+    `read_ns`."""
 
     path: str
     settings: Settings
     raw: bytes | None
     stat: os.stat_result | None
+    read_ns: int = 0
 
 
 class Run:
@@ -313,6 +315,7 @@ class Run:
                 contents.append(_read(item))
             return contents[0]
 
+        read_ns = time.time_ns()  # before the stat and the read: a change after it may not show
         try:
             stat = os.stat(item)
             if self.cache is not None:
@@ -329,9 +332,9 @@ class Run:
         if not may_have_findings(raw, file_settings.selected):
             self.stats.filtered_out += 1
             if self.cache is not None:
-                self.cache.store(item, file_settings, stat, raw, [])
+                self.cache.store(item, file_settings, stat, raw, [], read_ns)
             return FileResult(item)
-        return _Pending(item, file_settings, raw, stat)
+        return _Pending(item, file_settings, raw, stat, read_ns)
 
     def __iter__(self) -> Iterator[FileResult]:
         started = time.perf_counter()
@@ -362,8 +365,10 @@ class Run:
 
             try:
                 return future.result()
-            except BrokenProcessPool:  # a worker died (killed, out of memory): go on here
-                pass
+            except BrokenProcessPool:
+                # A worker died (killed, out of memory), maybe after writing this very file:
+                # check it again here, from what is on disk now.
+                pending = replace(pending, raw=None, stat=None)
         return _check_pending(pending, self.mode, self.verbose)
 
     def _remember(self, pending: _Pending, result: FileResult) -> None:
@@ -376,7 +381,12 @@ class Run:
         # Under --fix or --diff, only a clean file is remembered: the cache keeps no fixes.
         if self.mode == "check" or (not result.findings and result.fixed_text is None):
             self.cache.store(
-                pending.path, pending.settings, pending.stat, pending.raw, result.findings
+                pending.path,
+                pending.settings,
+                pending.stat,
+                pending.raw,
+                result.findings,
+                pending.read_ns,
             )
 
 
@@ -395,4 +405,16 @@ def _start_pool(workers: int) -> ProcessPoolExecutor:
 
     # fork is the quickest start, and safe here: no thread runs yet in this process.
     method = "fork" if sys.platform == "linux" else "spawn"
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+    context = multiprocessing.get_context(method)
+    return ProcessPoolExecutor(workers, mp_context=context, initializer=_exit_cleanly_on_sigterm)
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """The pool ends its workers with SIGTERM when one of them dies; as an exception it lets a
+    write in progress remove its temporary file."""
+    import signal
+
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)

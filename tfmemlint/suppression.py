@@ -14,7 +14,7 @@ import tokenize
 from tfmemlint.model import Finding
 from tfmemlint.source import LineIndex
 
-_DIRECTIVE = re.compile(
+DIRECTIVE = re.compile(
     r"#\s*(?:tfmemlint\s*:\s*ignore(?P<bracket>\[(?P<listed>[^\]]*)\])?"
     r"|noqa(?P<colon>\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?)",
     re.IGNORECASE,
@@ -25,7 +25,7 @@ ALL = "*"
 def _codes(comment: str) -> set[str]:
     """The codes a comment silences; {"*"} for all, empty for none."""
     codes: set[str] = set()
-    for match in _DIRECTIVE.finditer(comment):
+    for match in DIRECTIVE.finditer(comment):
         listed = match.group("listed") if match.group("bracket") else match.group("codes")
         if listed is None:
             if match.group("bracket") or match.group("colon"):
