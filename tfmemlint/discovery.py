@@ -87,7 +87,7 @@ def _walk(root: str, exclusions: Exclusions, top: bool = True) -> Iterator[tuple
 def _git_ignored(root: str, files: list[str]) -> set[str]:
     """The files among `files` that git ignores in the repository holding `root`; none when
     there is no git or no repository."""
-    if not files:
+    if not files or not _in_a_repository(root):
         return set()
     import subprocess  # here: a run on named files never needs it
 
@@ -104,6 +104,21 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
     if done.returncode not in (0, 1):  # 128: not a repository
         return set()
     return {os.path.normpath(os.path.join(root, p)) for p in done.stdout.split("\0") if p}
+
+
+def _in_a_repository(root: str) -> bool:
+    """Whether git could ignore anything under `root`: a `.git` in it or above it (or GIT_DIR
+    set). Asking git costs a process start, which a folder outside any repository is spared."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    folder = os.path.abspath(root)
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
 
 
 def _relative(path: str, root: str) -> str:

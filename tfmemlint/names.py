@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -273,6 +273,13 @@ def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
 
 
 @functools.cache
+def _handler(visitor: type, prefix: str, node_type: type) -> Callable[..., object] | None:
+    """The visitor's `visit_<Node>` or `leave_<Node>` method, looked up once per node class
+    (libcst's dispatch builds the name and looks it up again for every node)."""
+    return getattr(visitor, f"{prefix}{node_type.__name__}", None)
+
+
+@functools.cache
 def _kind_of(node_type: type) -> tuple[bool, bool]:
     """(opens a block, is a statement) for a node class. Cached per class: the libcst base
     classes are ABCs, and isinstance against them is slow once per node."""
@@ -311,10 +318,15 @@ class ModuleNames(cst.CSTVisitor):
             self._ancestry = Ancestry(node, self._ancestry)
         if statement:
             self._statement = node
-        return super().on_visit(node)
+        handler = _handler(type(self), "visit_", type(node))
+        if handler is not None:
+            handler(self, node)  # none of ModuleNames' visit_ methods prunes the walk
+        return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
+        handler = _handler(type(self), "leave_", type(original_node))
+        if handler is not None:
+            handler(self, original_node)
         if _kind_of(type(original_node))[0]:
             assert self._ancestry.parent is not None
             self._ancestry = self._ancestry.parent

@@ -86,6 +86,8 @@ class TextReport:
 
     def findings(self, results: Sequence[FileResult]) -> None:
         for result in results:
+            if not result.findings:
+                continue
             lines = LineIndex(result.text) if result.text is not None else None
             for finding in result.findings:
                 self._finding(finding, lines)
