@@ -294,3 +294,28 @@ def test_prefilter_follows_the_selection(tmp_path: Path) -> None:
     assert may_have_findings(raw, select_rules(extend_select=["TFM205"]))
     assert may_have_findings(b"import tensorflow as tf\ns = tf.Session()\n", select_rules())
     assert not may_have_findings(b"import os\n", select_rules(extend_select=["TFM"]))
+
+
+def test_prefilter_needs_a_tensorflow_module_for_name_resolving_rules() -> None:
+    """`Session` in a Django or SQLAlchemy file cannot be TensorFlow's: names resolve only from
+    the file's own imports. TF_FORCE_GPU_ALLOW_GROWTH needs no import to be wrong."""
+    from tfmemlint.prefilter import may_have_findings
+    from tfmemlint.settings import select_rules
+
+    everything = select_rules(extend_select=["TFM"])
+    assert not may_have_findings(b"from django import x\nx.Session()\n", everything)
+    assert not may_have_findings(b"class Server:\n    slim = 1\n", everything)
+    for module in (b"import tensorflow as tf", b"from keras import backend", b"import tf_slim"):
+        assert may_have_findings(module + b"\nsess = Session()\n", everything)
+    assert may_have_findings(b'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "1"\n', everything)
+
+
+def test_tensorflow_modules_cover_every_namespace_the_rules_resolve() -> None:
+    """The pre-filter's module words and the name table's namespaces must not drift apart."""
+    from tfmemlint.names import _PUBLIC_PREFIXES, canonical_api
+    from tfmemlint.rules import TENSORFLOW_MODULES
+
+    for prefix in _PUBLIC_PREFIXES:
+        assert any(module.decode() in prefix for module in TENSORFLOW_MODULES), prefix
+    for outside in ("django.contrib.sessions.Session", "requests.Session", "sqlalchemy.Session"):
+        assert canonical_api(outside) is None

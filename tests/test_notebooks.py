@@ -119,8 +119,8 @@ def test_fix_rewrites_only_the_changed_cells(tmp_path: Path) -> None:
 
 def test_a_broken_notebook_is_reported_and_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "broken.ipynb"
-    path.write_text('{"cells": [ {"cell_type": "code", "source": "tf.Session()"')
+    path.write_text('{"cells": [ {"cell_type": "code", "source": "import tensorflow; tf.Session()"')
     result = run_cli("--output-format", "json", "--fix", "broken.ipynb", cwd=tmp_path)
     [finding] = json.loads(result.stdout)
     assert finding["code"] == "TFM901" and "notebook" in finding["message"]
-    assert path.read_text().endswith('"tf.Session()"')
+    assert path.read_text().endswith('"import tensorflow; tf.Session()"')

@@ -1,5 +1,6 @@
-"""The byte-level pre-filter: a file that holds none of the selected rules' trigger words cannot
-hold a finding, so it is never decoded, parsed, or even allowed to import libcst."""
+"""The byte-level pre-filter: a file that holds none of the selected rules' trigger words (or,
+for families that resolve names, no TensorFlow module name) cannot hold a finding, so it is never
+decoded, parsed, or even allowed to import libcst."""
 
 from __future__ import annotations
 
@@ -8,33 +9,37 @@ from functools import lru_cache
 
 from tfmemlint.rules import FAMILIES
 
-
-def _triggers(selected: frozenset[str]) -> set[bytes]:
-    triggers: set[bytes] = set()
-    for family in FAMILIES:
-        chosen = [rule for rule in family.rules if rule.code in selected]
-        if chosen:
-            triggers.update(family.triggers)
-            for rule in chosen:
-                triggers.update(rule.triggers)
-    return triggers
+# (trigger words, module words): a file passes when it holds a trigger word and, where module
+# words are given, one of those too.
+Condition = tuple[tuple[bytes, ...], tuple[bytes, ...]]
 
 
 @lru_cache(maxsize=8)
-def _pattern(selected: frozenset[str]) -> re.Pattern[bytes] | None:
-    triggers = _triggers(selected)
-    if not triggers:
-        return None
-    return re.compile(b"|".join(re.escape(t) for t in sorted(triggers)))
+def _conditions(selected: frozenset[str]) -> tuple[Condition, ...]:
+    found = []
+    for family in FAMILIES:
+        chosen = [rule for rule in family.rules if rule.code in selected]
+        if not chosen:
+            continue
+        triggers = {*family.triggers, *(t for rule in chosen for t in rule.triggers)}
+        if triggers:
+            found.append((tuple(sorted(triggers)), family.modules))
+    return tuple(found)
+
+
+def may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
+    # `in` on bytes is a C-speed substring search: several times faster than one regex of
+    # alternatives, which Python's engine tries at every byte.
+    return any(
+        any(trigger in raw for trigger in triggers)
+        and (not modules or any(module in raw for module in modules))
+        for triggers, modules in _conditions(selected)
+    )
 
 
 @lru_cache(maxsize=1)
 def any_trigger() -> re.Pattern[str]:
     """Any rule's trigger word, in text: what a region must not hold to be set aside unparsed."""
-    every_rule = frozenset(rule.code for family in FAMILIES for rule in family.rules)
-    return re.compile("|".join(re.escape(t.decode()) for t in sorted(_triggers(every_rule))))
-
-
-def may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
-    pattern = _pattern(selected)
-    return pattern is not None and pattern.search(raw) is not None
+    words = {t for family in FAMILIES for t in (*family.triggers, *family.modules)}
+    words.update(t for family in FAMILIES for rule in family.rules for t in rule.triggers)
+    return re.compile("|".join(re.escape(t.decode()) for t in sorted(words)))

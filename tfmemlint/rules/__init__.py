@@ -7,12 +7,19 @@ from dataclasses import dataclass
 
 from tfmemlint.model import Rule
 
+# The roots of every module whose names the rules resolve to TensorFlow APIs (tensorflow_estimator
+# included). Names are resolved only from a file's own imports, so a family that resolves names
+# finds nothing in a file that never mentions one of these.
+TENSORFLOW_MODULES = (b"tensorflow", b"keras", b"tf_slim")
+
 
 @dataclass(frozen=True)
 class RuleFamily:
     rules: tuple[Rule, ...]
     # Byte strings of which a file must contain at least one before this family can find anything.
     triggers: tuple[bytes, ...] = ()
+    # ...and, when given, one of these as well (see TENSORFLOW_MODULES).
+    modules: tuple[bytes, ...] = ()
     # "module:function" run on every parsed file; None for families the engine reports itself.
     checker: str | None = None
 

@@ -5,7 +5,7 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RuleFamily
+from tfmemlint.rules import TENSORFLOW_MODULES, RuleFamily
 
 GROWTH_ON_SOME_GPUS = Rule(
     code="TFM202",
@@ -112,5 +112,6 @@ FAMILY = RuleFamily(
         b"set_virtual_device_configuration",
         b"set_visible_devices",
     ),
+    modules=TENSORFLOW_MODULES,
     checker="tfmemlint.rules.eager.check:check",
 )

@@ -5,7 +5,7 @@ The logic lives beside them in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RuleFamily
+from tfmemlint.rules import TENSORFLOW_MODULES, RuleFamily
 
 _WHY = (
     "With no memory option, the first TensorFlow session in a process reserves nearly all of "
@@ -121,5 +121,6 @@ FAMILY = RuleFamily(
         b"slim",
         b"eager_execution",
     ),
+    modules=TENSORFLOW_MODULES,
     checker="tfmemlint.rules.session_config.check:check",
 )

@@ -4,7 +4,7 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RuleFamily
+from tfmemlint.rules import TENSORFLOW_MODULES, RuleFamily
 
 _FRACTION = (
     "`per_process_gpu_memory_fraction` caps the process at that fraction of the GPU's *total* "
@@ -87,5 +87,6 @@ FAMILY = RuleFamily(
         MEMORY_LIMIT_NOT_POSITIVE,
     ),
     triggers=(b"per_process_gpu_memory_fraction", b"memory_limit"),
+    modules=TENSORFLOW_MODULES,
     checker="tfmemlint.rules.values.check:check",
 )

@@ -5,7 +5,7 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RuleFamily
+from tfmemlint.rules import TENSORFLOW_MODULES, RuleFamily
 
 LATER_SESSION_IGNORED = Rule(
     code="TFM401",
@@ -49,5 +49,6 @@ HIDDEN_GPU_INITIALIZATION = Rule(
 FAMILY = RuleFamily(
     rules=(LATER_SESSION_IGNORED, HIDDEN_GPU_INITIALIZATION),
     triggers=(b"Session",),
+    modules=TENSORFLOW_MODULES,
     checker="tfmemlint.rules.whole_script.check:check",
 )
