@@ -72,3 +72,14 @@ def test_a_write_that_fails_is_its_own_diagnostic(tmp_path: Path) -> None:
     codes = [f["code"] for f in json.loads(result.stdout)]
     assert codes == ["TFM101", "TFM908"]  # the finding stays, and why it was not fixed
     assert path.read_bytes() == SESSION
+
+
+def test_a_file_libcst_cannot_reproduce_is_reported_and_left_alone(tmp_path: Path) -> None:
+    """libcst drops a line that holds only a backslash continuation: positions would be a line
+    off, so the file gets an internal-error diagnostic and is never written."""
+    raw = b"\n \\\r\nimport tensorflow.compat.v1 as tf\nsess = tf.Session()\n"
+    path = tmp_path / "odd.py"
+    path.write_bytes(raw)
+    result = run_cli("--fix", "--output-format", "concise", str(path))
+    assert result.returncode == 2 and "TFM903" in result.stdout and "byte for byte" in result.stdout
+    assert path.read_bytes() == raw

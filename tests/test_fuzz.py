@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import hypothesmith
+import libcst
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -34,6 +35,11 @@ def _check_planted(source: str) -> None:
     """The whole contract, on one text that holds exactly one planted bare session."""
     default = Settings.default()
     result, _ = runner.check_bytes("p.py", source.encode("utf-8"), default, "fix")
+    if libcst.parse_module(source).code.rstrip("\r\n") != source.rstrip("\r\n"):
+        # libcst drops a few rare spellings; then the file is reported, never touched.
+        assert result.internal_error and result.fixed_text is None
+        assert "byte for byte" in result.findings[-1].message
+        return
     assert not result.internal_error, result.findings
     assert result.fixed == 1, (result.findings, source)
     fixed = result.fixed_text

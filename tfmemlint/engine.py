@@ -30,6 +30,10 @@ from tfmemlint.source import LineIndex
 MAX_FIX_ROUNDS = 10
 
 
+class UnfaithfulParseError(Exception):
+    """libcst's tree does not give back the text it was parsed from."""
+
+
 class FileContext:
     """What a rule sees of one file."""
 
@@ -46,6 +50,14 @@ class FileContext:
     @cached_property
     def _positions(self) -> Callable[[cst.CSTNode], CodeRange]:
         # Resolved only once a rule needs a position; unsafe_skip_copy keeps node identity.
+        if self.module.code.rstrip("\r\n") != self.text.rstrip("\r\n"):
+            # libcst drops a few rare spellings (a line holding only a `\` continuation):
+            # positions would then point at the wrong bytes, and so would any fix. (A final
+            # lone CR it also drops moves nothing.)
+            raise UnfaithfulParseError(
+                "libcst does not reproduce this file byte for byte (a line that holds only a "
+                "backslash continuation?), so no position or fix would be right"
+            )
         wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         try:
             # wrapper.resolve() would also walk the whole tree once for "batchable" providers,
@@ -101,11 +113,29 @@ def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
 
     Raises libcst.ParserSyntaxError for text that is not Python 3.
     """
-    return _lint_masked(filename, _mask(text).text, settings)
+    return _lint_masked(filename, _mask(text, settings).text, settings)
 
 
-def _mask(text: str) -> masking.Masked:
-    return masking.mask(text, forbidden=_unmaskable())
+def _mask(text: str, settings: Settings) -> masking.Masked:
+    return masking.mask(text, _unmaskable(), _relevant_words(text, settings.selected))
+
+
+def _relevant_words(text: str, selected: frozenset[str]) -> frozenset[str] | None:
+    """The words the selected rules look at (see masking), or None where no function body may
+    be masked: a family that needs the whole file has a trigger in it."""
+    words: set[str] = set()
+    for family in FAMILIES:
+        chosen = [rule for rule in family.rules if rule.code in selected]
+        if not chosen:
+            continue
+        triggers = [
+            t.decode() for t in (*family.triggers, *(t for r in chosen for t in r.triggers))
+        ]
+        if family.whole_file and any(trigger in text for trigger in triggers):
+            return None
+        words.update(triggers)
+        words.update(w.decode() for w in family.reads)
+    return frozenset(words)
 
 
 @functools.lru_cache(maxsize=1)
@@ -153,7 +183,7 @@ def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, li
     Raises libcst.ParserSyntaxError when `text` itself does not parse, and UnsafeFixError when
     the fixed text does not: then nothing may be written.
     """
-    masked = _mask(text)
+    masked = _mask(text, settings)
     if not masked.regions:
         return _fix_masked(filename, text, settings)
     try:
@@ -182,4 +212,4 @@ def _fix_masked(filename: str, text: str, settings: Settings) -> tuple[str, int,
     return current, fixed_count, findings
 
 
-__all__ = ["FileContext", "fix_text", "lint_text"]
+__all__ = ["FileContext", "UnfaithfulParseError", "fix_text", "lint_text"]

@@ -113,5 +113,6 @@ FAMILY = RuleFamily(
         b"set_visible_devices",
     ),
     modules=TENSORFLOW_MODULES,
+    whole_file=True,
     checker="tfmemlint.rules.eager.check:check",
 )
