@@ -150,12 +150,20 @@ def _irrelevant_bodies(
     imports (`tf`, `np`) do not count, or every body of a TensorFlow module would be kept; the
     words that matter after them (`Session`, `ConfigProto`, ...) are in `relevant`.
     """
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     units: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    # The module's other code, in pieces that join the closure on their own: each statement at
+    # the top level, and each class with its methods' bodies set aside.
+    pieces: list[tuple[ast.AST, set[int]]] = []
     for statement in tree.body:
-        candidates = statement.body if isinstance(statement, ast.ClassDef) else [statement]
-        units.extend(
-            c for c in candidates if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef))
-        )
+        if isinstance(statement, functions):
+            units.append(statement)
+        elif isinstance(statement, ast.ClassDef):
+            methods = [c for c in statement.body if isinstance(c, functions)]
+            units.extend(methods)
+            pieces.append((statement, {id(m.body) for m in methods}))
+        else:
+            pieces.append((statement, set()))
     candidates: dict[tuple[int, int], ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for unit in units:
         span = _body_span(text, line_starts, unit)
@@ -163,7 +171,7 @@ def _irrelevant_bodies(
             candidates[span] = unit
     if not candidates:
         return []
-    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    definitions = (*functions, ast.ClassDef)
     defined = {node.name for node in ast.walk(tree) if isinstance(node, definitions)}
     imported = {
         (alias.asname or alias.name).split(".")[0]
@@ -172,25 +180,51 @@ def _irrelevant_bodies(
         for alias in node.names
     }
     ignored = (_UNREMARKABLE | imported) - defined
-    # What the module binds at its top level (a body's locals cannot reach another body).
-    module_names = defined | _names_outside(tree, {id(u.body) for u in units})
-    outside = _names_outside(tree, {id(u.body) for u in candidates.values()})
-    wanted = set(_ALWAYS_RELEVANT) | (outside - ignored)
-    words = {span: set(_IDENTIFIER.findall(text, span[0], span[1])) for span in candidates}
+    # Every item of the closure: (names it uses or binds, its name if a function, the text
+    # that rule words are looked for in, the span masked when it is not kept).
+    items: list[tuple[set[str], str | None, str, tuple[int, int] | None]] = []
+    for node, skipped in pieces:
+        segment = _segment(text, line_starts, node)
+        items.append((_names_outside(node, skipped) - ignored, None, segment, None))
+    masked_spans = set(candidates)
+    for unit in units:
+        span = next((s for s, u in candidates.items() if u is unit), None)
+        names = _names_outside(unit, set()) - ignored
+        if span is None:
+            items.append((names, unit.name, _segment(text, line_starts, unit), None))
+        else:
+            words = set(_IDENTIFIER.findall(text, span[0], span[1])) | names
+            items.append((words, unit.name, text[span[0] : span[1]], span))
+    # Names a body can share with other code: what the module binds or uses at its top level,
+    # and its own definitions. A body's other names are its locals.
+    module_names = defined.union(*(item[0] for item in items if item[3] is None and not item[1]))
+    wanted = set(_ALWAYS_RELEVANT)
     # Rule words match anywhere, as in the pre-filter: `Session` is in `MonitoredSession`.
-    pending = [s for s in candidates if any(word in text[s[0] : s[1]] for word in relevant)]
-    kept: set[tuple[int, int]] = set()
+    pending = [i for i, item in enumerate(items) if any(word in item[2] for word in relevant)]
+    kept: set[int] = set()
     while pending:
-        for span in pending:
-            kept.add(span)
-            used = _names_outside(candidates[span], set())
+        for index in pending:
+            kept.add(index)
+            names, _, _, span = items[index]
+            # A masked body's words are a superset of its names; only its names count as uses.
+            used = _names_outside(candidates[span], set()) if span is not None else names
             wanted |= (used & module_names) - ignored
         pending = [
-            s
-            for s in candidates
-            if s not in kept and (candidates[s].name in wanted or not words[s].isdisjoint(wanted))
+            i
+            for i, (names, name, _, _) in enumerate(items)
+            if i not in kept and (name in wanted or not names.isdisjoint(wanted))
         ]
-    return [span for span in candidates if span not in kept]
+    kept_spans = {items[i][3] for i in kept}
+    return [span for span in candidates if span not in kept_spans and span in masked_spans]
+
+
+def _segment(text: str, line_starts: list[int], node: ast.AST) -> str:
+    """The source of a statement, decorators included."""
+    rows = [node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]  # type: ignore[attr-defined]
+    start = line_starts[min(rows) - 1]
+    end_row = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    end = line_starts[end_row] if end_row < len(line_starts) else len(text)
+    return text[start:end]
 
 
 def _names_outside(tree: ast.AST, bodies: set[int]) -> set[str]:
