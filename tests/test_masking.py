@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import run_cli
 from tfmemlint import engine, masking
 from tfmemlint.engine import fix_text, lint_text
-from tfmemlint.settings import Settings, select_rules
+from tfmemlint.settings import Settings
 
 FIXED_SESSION = "tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"
 
@@ -42,7 +42,7 @@ def line_breaks(text: str) -> list[int]:
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
 def test_a_mask_keeps_every_offset_and_line_break(newline: str) -> None:
     text = table_script(3000, newline)
-    masked = engine._mask(text, Settings.default())
+    masked = engine._mask(text)
     assert len(masked.regions) == 1
     assert len(masked.text) == len(text) and line_breaks(masked.text) == line_breaks(text)
     assert "(2999," not in masked.text and masked.unmask(masked.text, text) == text
@@ -85,13 +85,13 @@ def test_masked_and_unmasked_results_agree(monkeypatch: pytest.MonkeyPatch) -> N
 def test_what_is_never_masked(value: str) -> None:
     rows = value.replace(", ", ",\n    ")
     text = f"import tensorflow as tf\nX = {rows}\n" + "# padding\n" * 8000
-    assert engine._mask(text, Settings.default()).regions == ()
+    assert engine._mask(text).regions == ()
 
 
 def test_non_ascii_before_a_table_on_its_line() -> None:
     """ast counts columns in UTF-8 bytes; the mask must land on the same characters."""
     text = table_script(3000, prefix="ÉTÉ_TABLE")
-    masked = engine._mask(text, Settings.default())
+    masked = engine._mask(text)
     [region] = masked.regions
     assert text[region.start] == "[" and text[region.end - 1] == "]"
     assert masked.text.splitlines()[3] == "ÉTÉ_TABLE = ["
@@ -101,7 +101,7 @@ def test_a_fix_that_copies_a_masked_region_falls_back_to_the_plain_parse(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     text = table_script(3000)
-    masked = engine._mask(text, Settings.default())
+    masked = engine._mask(text)
     [region] = masked.regions
     copied = masked.text + masked.text[region.start : region.end]
     with pytest.raises(masking.MaskError):
@@ -124,99 +124,6 @@ def test_a_table_holding_a_suppression_comment_is_not_masked(comment: str) -> No
     """The comment may silence a finding on the table's first line: it must stay visible."""
     rows = "".join(f'    ({i}, "row-{i:05d}", {i * 0.25:.2f}, "padding"),\n' for i in range(3000))
     text = f"import tensorflow as tf\n\nsess = tf.Session(); TABLE = [  {comment}\n{rows}]\n"
-    assert engine._mask(text, Settings.default()).regions == ()
+    assert engine._mask(text).regions == ()
     assert lint_text("t.py", text, Settings.default()) == []
     assert fix_text("t.py", text, Settings.default())[0] == text
-
-
-CLOSURE = """
-import tensorflow as tf
-
-CONFIG_THREADS = 4
-
-
-def get_config():
-    threads = pick_threads()
-    config = build(threads)
-    return config
-
-
-def pick_threads():
-    value = CONFIG_THREADS * 2
-    value = value + 1
-    value = value - 1
-    return value
-
-
-def build(threads):
-    proto = make_proto()
-    proto.intra_op_parallelism_threads = threads
-    proto.inter_op_parallelism_threads = threads
-    return proto
-
-
-def unrelated(x):
-    total = 0
-    for item in range(x):
-        total += item * item
-        total -= item
-    return total * 3 + x * 7
-
-
-def train():
-    sess = tf.Session(config=get_config())
-    return sess
-
-
-def reset():
-    global CONFIG_THREADS
-    CONFIG_THREADS = 1
-    counter = 0
-    counter += 1
-    return counter + 2
-"""
-
-
-def test_body_masking_keeps_helpers_and_globals_and_masks_the_rest(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(masking, "MIN_BODY_TEXT_CHARS", 0)
-    monkeypatch.setattr(masking, "MIN_BODY_CHARS", 0)
-    masked = engine._mask(CLOSURE, Settings.default())
-    kept = masked.text
-    assert "return total * 3" not in kept  # `unrelated` mentions nothing that matters
-    for line in ("return config", "return value", "return proto", "global CONFIG_THREADS"):
-        assert line in kept  # followed helpers, what they call, and a global's writer
-    assert len(kept) == len(CLOSURE) and line_breaks(kept) == line_breaks(CLOSURE)
-
-
-SOURCES = sorted(
-    p
-    for folder in ("fixtures/before", "fixtures/after", "tests", "tfmemlint")
-    for p in (Path(__file__).resolve().parent.parent / folder).rglob("*.py")
-)
-
-
-def test_body_masking_never_changes_a_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every file here, checked and fixed with every body that may be masked masked, and with
-    nothing masked: the findings and the fixed text must be the same."""
-    texts = [(p.name, p.read_text(encoding="utf-8", errors="replace")) for p in SOURCES]
-    texts.append(("closure.py", CLOSURE))
-    # Every rule, TFM190 included: an unresolved config is where a wrongly masked helper shows.
-    settings = Settings(Settings.default().policy, select_rules(extend_select=["TFM"]))
-
-    def results(mask_everything: bool) -> list[object]:
-        monkeypatch.setattr(masking, "MIN_BODY_TEXT_CHARS", 0 if mask_everything else 10**12)
-        monkeypatch.setattr(masking, "MIN_BODY_CHARS", 0 if mask_everything else 10**12)
-        monkeypatch.setattr(masking, "MIN_TEXT_CHARS", 0 if mask_everything else 10**12)
-        found: list[object] = []
-        for name, text in texts:
-            try:
-                found.append((lint_text(name, text, settings), fix_text(name, text, settings)))
-            except Exception as exc:  # a syntax error must be the same error both ways
-                found.append(type(exc).__name__)
-        return found
-
-    masked, plain = results(True), results(False)
-    assert masked == plain
-    assert sum(1 for r in plain if isinstance(r, tuple) and r[0]) > 30  # real findings compared

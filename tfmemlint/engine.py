@@ -113,29 +113,11 @@ def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
 
     Raises libcst.ParserSyntaxError for text that is not Python 3.
     """
-    return _lint_masked(filename, _mask(text, settings).text, settings)
+    return _lint_masked(filename, _mask(text).text, settings)
 
 
-def _mask(text: str, settings: Settings) -> masking.Masked:
-    return masking.mask(text, _unmaskable(), _relevant_words(text, settings.selected))
-
-
-def _relevant_words(text: str, selected: frozenset[str]) -> frozenset[str] | None:
-    """The words the selected rules look at (see masking), or None where no function body may
-    be masked: a family that needs the whole file has a trigger in it."""
-    words: set[str] = set()
-    for family in FAMILIES:
-        chosen = [rule for rule in family.rules if rule.code in selected]
-        if not chosen:
-            continue
-        triggers = [
-            t.decode() for t in (*family.triggers, *(t for r in chosen for t in r.triggers))
-        ]
-        if family.whole_file and any(trigger in text for trigger in triggers):
-            return None
-        words.update(triggers)
-        words.update(w.decode() for w in family.reads)
-    return frozenset(words)
+def _mask(text: str) -> masking.Masked:
+    return masking.mask(text, forbidden=_unmaskable())
 
 
 @functools.lru_cache(maxsize=1)
@@ -183,7 +165,7 @@ def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, li
     Raises libcst.ParserSyntaxError when `text` itself does not parse, and UnsafeFixError when
     the fixed text does not: then nothing may be written.
     """
-    masked = _mask(text, settings)
+    masked = _mask(text)
     if not masked.regions:
         return _fix_masked(filename, text, settings)
     try:

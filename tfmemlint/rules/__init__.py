@@ -20,12 +20,6 @@ class RuleFamily:
     triggers: tuple[bytes, ...] = ()
     # ...and, when given, one of these as well (see TENSORFLOW_MODULES).
     modules: tuple[bytes, ...] = ()
-    # Other names the family's analysis looks at anywhere in a file (a config's fields, the
-    # environment): code that mentions none of these, nor a trigger, cannot change a finding.
-    reads: tuple[bytes, ...] = ()
-    # Whether the analysis needs every statement of a file its triggers are in (where the
-    # runtime starts, say): no function body of such a file is masked.
-    whole_file: bool = False
     # "module:function" run on every parsed file; None for families the engine reports itself.
     checker: str | None = None
 

@@ -113,6 +113,5 @@ FAMILY = RuleFamily(
         b"set_visible_devices",
     ),
     modules=TENSORFLOW_MODULES,
-    whole_file=True,
     checker="tfmemlint.rules.eager.check:check",
 )

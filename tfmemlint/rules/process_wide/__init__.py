@@ -31,6 +31,5 @@ INVALID_FORCE_GROWTH = Rule(
 FAMILY = RuleFamily(
     rules=(INVALID_FORCE_GROWTH,),
     triggers=(b"TF_FORCE_GPU_ALLOW_GROWTH",),
-    reads=(b"environ", b"putenv", b"CUDA_VISIBLE_DEVICES", b"set_visible_devices"),
     checker="tfmemlint.rules.process_wide.check:check",
 )

@@ -122,15 +122,5 @@ FAMILY = RuleFamily(
         b"eager_execution",
     ),
     modules=TENSORFLOW_MODULES,
-    reads=(
-        b"ConfigProto",
-        b"GPUOptions",
-        b"gpu_options",
-        b"allow_growth",
-        b"per_process_gpu_memory_fraction",
-        b"device_count",
-        b"config_pb2",
-        b"virtual_devices",
-    ),
     checker="tfmemlint.rules.session_config.check:check",
 )

@@ -50,6 +50,5 @@ FAMILY = RuleFamily(
     rules=(LATER_SESSION_IGNORED, HIDDEN_GPU_INITIALIZATION),
     triggers=(b"Session",),
     modules=TENSORFLOW_MODULES,
-    reads=(b"list_local_devices", b"is_gpu_available", b"session_config"),
     checker="tfmemlint.rules.whole_script.check:check",
 )
