@@ -61,18 +61,21 @@ def events(module: cst.Module, skip: type | None, fast: bool) -> list[tuple[str,
 
 
 @pytest.mark.parametrize("skip", [None, cst.FunctionDef])
-def test_walk_matches_libcst_visit(skip: type | None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "getrecursionlimit", sys.getrecursionlimit)  # restored after
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+def test_walk_matches_libcst_visit(skip: type | None) -> None:
     texts = [EXTRA]
     for path in SOURCES:
         texts.append(path.read_bytes().decode("utf-8", "replace"))
     compared = 0
-    for text in texts:
-        try:
-            module = cst.parse_module(text)
-        except cst.ParserSyntaxError:
-            continue
-        assert events(module, skip, fast=True) == events(module, skip, fast=False)
-        compared += 1
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))  # libcst's own walk recurses per level
+    try:
+        for text in texts:
+            try:
+                module = cst.parse_module(text)
+            except cst.ParserSyntaxError:
+                continue
+            assert events(module, skip, fast=True) == events(module, skip, fast=False)
+            compared += 1
+    finally:
+        sys.setrecursionlimit(limit)
     assert compared > 100
