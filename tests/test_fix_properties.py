@@ -6,11 +6,15 @@ from __future__ import annotations
 import ast
 import os
 
+import libcst
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tfmemlint.engine import fix_text, lint_text
-from tfmemlint.settings import Settings
+from tests.conftest import ROOT
+from tfmemlint.engine import UnfaithfulParseError, fix_text, lint_text
+from tfmemlint.safety import UnsafeFixError
+from tfmemlint.settings import Policy, Settings, select_rules
 
 EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "150"))
 
@@ -70,6 +74,30 @@ def test_fix_keeps_every_byte_and_settles(source: str) -> None:
     assert [f.code for f in lint_text("p.py", source, default)] in (["TFM101"], ["TFM102"])
     fixed, count, remaining = fix_text("p.py", source, default)
     assert count == 1 and remaining == []
+    assert lint_text("p.py", fixed, default) == []  # a fresh parse agrees: nothing is left
     ast.parse(fixed)
     assert _is_subsequence(source, fixed)  # fixes here only insert
     assert fix_text("p.py", fixed, default)[0] == fixed
+
+
+SOURCES = sorted(
+    p for folder in ("fixtures/before", "tests", "tfmemlint") for p in (ROOT / folder).rglob("*.py")
+)
+
+
+@pytest.mark.parametrize("policy", ["growth", "fraction=0.5"])
+def test_remaining_findings_are_what_a_fresh_lint_finds(policy: str) -> None:
+    """fix_text reports what is left without parsing its result again when every finding's
+    fix went in; a fresh lint of the fixed text must find exactly that."""
+    chosen = Settings(Policy.parse(policy), select_rules(extend_select=["TFM"]))
+    compared = 0
+    for path in SOURCES:
+        text = path.read_bytes().decode("utf-8", "replace")
+        try:
+            fixed, count, remaining = fix_text(path.name, text, chosen)
+        except (libcst.ParserSyntaxError, UnfaithfulParseError, UnsafeFixError):
+            continue
+        if count:
+            compared += 1
+            assert remaining == lint_text(path.name, fixed, chosen), path
+    assert compared > 30

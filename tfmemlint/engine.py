@@ -15,9 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from tfmemlint import fixes, masking, safety, suppression
+from tfmemlint import fixes, masking, positions, safety, suppression
 from tfmemlint.model import Edit, Finding, Fix, Rule
 from tfmemlint.names import ModuleNames
 from tfmemlint.prefilter import any_trigger
@@ -48,9 +47,10 @@ class FileContext:
         self.cache: dict[str, object] = {}
 
     @cached_property
-    def _positions(self) -> Callable[[cst.CSTNode], CodeRange]:
-        # Resolved only once a rule needs a position; unsafe_skip_copy keeps node identity.
-        if self.module.code.rstrip("\r\n") != self.text.rstrip("\r\n"):
+    def _spans(self) -> dict[cst.CSTNode, positions.Span]:
+        # Computed only once a rule needs a position.
+        spans, code = positions.spans(self.module)
+        if code.rstrip("\r\n") != self.text.rstrip("\r\n"):
             # libcst drops a few rare spellings (a line holding only a `\` continuation):
             # positions would then point at the wrong bytes, and so would any fix. (A final
             # lone CR it also drops moves nothing.)
@@ -58,21 +58,11 @@ class FileContext:
                 "libcst does not reproduce this file byte for byte (a line that holds only a "
                 "backslash continuation?), so no position or fix would be right"
             )
-        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        try:
-            # wrapper.resolve() would also walk the whole tree once for "batchable" providers,
-            # though there are none here: a fifth of a fix's time. The provider's own entry
-            # point computes the same mapping without that walk.
-            return PositionProvider()._gen(wrapper).__getitem__
-        except AttributeError:  # a libcst without it: the public way
-            return wrapper.resolve(PositionProvider).__getitem__
+        return spans
 
-    def span(self, node: cst.CSTNode) -> tuple[int, int]:
-        where = self._positions(node)
-        return (
-            self.lines.offset(where.start.line, where.start.column),
-            self.lines.offset(where.end.line, where.end.column),
-        )
+    def span(self, node: cst.CSTNode) -> positions.Span:
+        """The node's (start, end) offsets in the text."""
+        return self._spans[node]
 
     def code(self, node: cst.CSTNode) -> str:
         start, end = self.span(node)
@@ -185,6 +175,11 @@ def _fix_masked(filename: str, text: str, settings: Settings) -> tuple[str, int,
             break
         fixed_count += applied
         current = new_text
+        if applied == len(findings) and safety.check(text, current):
+            # Every finding had a fix, every fix went in, and the safety net compared the
+            # result: nothing is left to find, and a second parse would only confirm it. (The
+            # tests re-lint every fix they make: a fix that left a finding would be a bug.)
+            return current, fixed_count, []
         try:
             findings = _lint_masked(filename, current, settings)
         except cst.ParserSyntaxError as exc:

@@ -16,6 +16,9 @@ statement must still be there, once, and unchanged.
 from __future__ import annotations
 
 import ast
+from collections import Counter
+
+from tfmemlint.source import LineIndex
 
 FIX_KEYWORDS = frozenset(
     {
@@ -40,7 +43,7 @@ def _mentions(node: ast.AST, value: str) -> bool:
     return any(isinstance(n, ast.Constant) and n.value == value for n in ast.walk(node))
 
 
-def _added_by_a_fix(statement: ast.stmt) -> bool:
+def _added_by_a_fix(statement: ast.stmt, growth_calls: bool) -> bool:
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
         target = statement.targets[0]
         if isinstance(target, ast.Attribute) and target.attr in (
@@ -50,13 +53,18 @@ def _added_by_a_fix(statement: ast.stmt) -> bool:
             return True
     if isinstance(statement, ast.ImportFrom) and statement.module == "tensorflow.core.protobuf":
         return [alias.name for alias in statement.names] == ["config_pb2"]
-    return any(
+    return growth_calls and any(
         isinstance(node, ast.Attribute) and node.attr == "set_memory_growth"
         for node in ast.walk(statement)
     )
 
 
 class _Normalizer(ast.NodeTransformer):
+    def __init__(self, *texts: str) -> None:
+        # Words neither text holds need no search through every statement's subtree.
+        self.growth_calls = any("set_memory_growth" in text for text in texts)
+        self.force_growth = any(_FORCE_GROWTH in text for text in texts)
+
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         node.keywords = [k for k in node.keywords if k.arg not in FIX_KEYWORDS]
@@ -66,7 +74,7 @@ class _Normalizer(ast.NodeTransformer):
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
         self.generic_visit(node)
-        if any(_mentions(target, _FORCE_GROWTH) for target in node.targets):
+        if self.force_growth and any(_mentions(t, _FORCE_GROWTH) for t in node.targets):
             node.value = ast.Constant(None)
         return node
 
@@ -83,9 +91,11 @@ class _Normalizer(ast.NodeTransformer):
     def generic_visit(self, node: ast.AST) -> ast.AST:
         blocks = _blocks(node)
         for name in blocks:  # before descending: a growth loop is set aside whole
-            kept = [s for s in getattr(node, name) if not _added_by_a_fix(s)]
-            # An emptied block (`if gpus:` around a growth call) keeps one placeholder.
-            setattr(node, name, kept or [ast.Pass()])
+            kept = [s for s in getattr(node, name) if not _added_by_a_fix(s, self.growth_calls)]
+            # An emptied block (`if gpus:` around a growth call) keeps one placeholder; a
+            # module needs none (its unchanged statements are set aside before this).
+            placeholder = [] if isinstance(node, ast.Module) else [ast.Pass()]
+            setattr(node, name, kept or placeholder)
         return super().generic_visit(node)
 
 
@@ -107,27 +117,66 @@ def _sort_blocks(tree: ast.AST) -> ast.AST:
     return tree
 
 
-def _normalized(text: str) -> ast.AST:
-    return _Normalizer().visit(ast.parse(text))
+def _statement_texts(tree: ast.Module, text: str) -> list[str]:
+    """The lines each top-level statement spans, decorators included."""
+    starts = LineIndex(text).starts
+    texts = []
+    for statement in tree.body:
+        first = min([statement.lineno, *(d.lineno for d in _decorators(statement))])
+        last = statement.end_lineno or statement.lineno
+        texts.append(text[starts[first - 1] : starts[last] if last < len(starts) else len(text)])
+    return texts
 
 
-def check(original: str, fixed: str) -> None:
-    """Raise UnsafeFixError unless `fixed` parses and differs from `original` only by fixes."""
+def _decorators(statement: ast.stmt) -> list[ast.expr]:
+    return getattr(statement, "decorator_list", [])
+
+
+def _set_aside_unchanged(before: ast.Module, original: str, after: ast.Module, fixed: str) -> None:
+    """Drop the top-level statements whose lines read the same on both sides: the same text
+    parses to the same tree, and a fix touches a statement or two, so the slow comparison below
+    sees only those. Counted as a multiset, like the sorted comparison."""
+    texts_before = _statement_texts(before, original)
+    texts_after = _statement_texts(after, fixed)
+    common = Counter(texts_before) & Counter(texts_after)
+    before.body = _without(before.body, texts_before, common.copy())
+    after.body = _without(after.body, texts_after, common)
+
+
+def _without(statements: list[ast.stmt], texts: list[str], common: Counter[str]) -> list[ast.stmt]:
+    kept = []
+    for statement, text in zip(statements, texts, strict=True):
+        if common[text]:
+            common[text] -= 1
+        else:
+            kept.append(statement)
+    return kept
+
+
+def check(original: str, fixed: str) -> bool:
+    """Raise UnsafeFixError unless `fixed` parses and differs from `original` only by fixes.
+
+    Returns whether the trees were compared: not when this Python cannot parse the original
+    (syntax newer than itself) or the trees nest too deep for it.
+    """
     try:
-        before = _normalized(original)
+        before = ast.parse(original)
     except (SyntaxError, ValueError, RecursionError):
-        return  # this Python cannot parse the original (newer syntax); libcst re-parsed it
+        return False  # libcst parsed it: the caller re-parses the fixed text with libcst too
     try:
-        after = _normalized(fixed)
+        after = ast.parse(fixed)
     except (SyntaxError, ValueError) as exc:
         raise UnsafeFixError(f"the fixed text does not parse: {exc}") from None
     except RecursionError:
-        return
+        return False
+    _set_aside_unchanged(before, original, after, fixed)
     try:
+        normalizer = _Normalizer(original, fixed)
+        before, after = normalizer.visit(before), normalizer.visit(after)
         if ast.dump(before) == ast.dump(after):
-            return  # the usual case: no fix moved a statement
+            return True  # the usual case: no fix moved a statement
         if ast.dump(_sort_blocks(before)) == ast.dump(_sort_blocks(after)):
-            return
+            return True
     except RecursionError:
-        return
+        return False
     raise UnsafeFixError("the fix changed code outside the nodes it meant to change")

@@ -48,8 +48,8 @@ def _comments_by_row(text: str) -> dict[int, str]:
 
 
 def unsuppressed(findings: list[Finding], lines: LineIndex) -> list[Finding]:
-    if not findings:
-        return findings
+    if not findings or not DIRECTIVE.search(lines.text):
+        return findings  # no directive anywhere: spare tokenizing the whole file
     comments = _comments_by_row(lines.text)
     kept = []
     for finding in findings:

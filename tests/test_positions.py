@@ -1,0 +1,77 @@
+"""positions.spans must give every node the span libcst's own PositionProvider gives it: fixes
+are edits at those offsets."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+import hypothesmith
+import libcst as cst
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tests.test_walk import EXTRA, SOURCES
+from tfmemlint import positions
+
+EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))
+LAYOUTS = [
+    "x = 1",  # no final line break: libcst drops the one it counted
+    "def f():\n    return g(a,\n             b)",
+    "a = 1\r\nif a:\r\n\tb = (1 +\r\n\t     2)\r\n",
+    "x = 1\rprint(x)\r",
+    "if x:\n    y\n\n# the end",
+    "",
+    "# only a comment",
+    "s = '''\nmany\nlines'''; t = f'{s!r:>{10}}'\n",
+    "\ufeffx = 'ünïcödé'  # 😀\n\u03c3 = x\n",
+]
+
+
+def _same_spans(text: str) -> None:
+    module = cst.parse_module(text)
+    fast, fast_code = positions.spans(module)
+    slow, slow_code = positions.provider_spans(module)
+    assert fast_code == slow_code == module.code
+    assert fast == slow
+
+
+@pytest.mark.parametrize("text", LAYOUTS)
+def test_spans_match_the_position_provider_on_layouts(text: str) -> None:
+    _same_spans(text)
+
+
+def test_spans_match_the_position_provider_on_real_files() -> None:
+    compared = 0
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))  # libcst's codegen recurses per level
+    try:
+        for text in [EXTRA, *(p.read_bytes().decode("utf-8", "replace") for p in SOURCES)]:
+            try:
+                _same_spans(text)
+            except cst.ParserSyntaxError:
+                continue
+            compared += 1
+    finally:
+        sys.setrecursionlimit(limit)
+    assert compared > 100
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(hypothesmith.from_grammar())
+def test_spans_match_the_position_provider_on_generated_programs(program: str) -> None:
+    with contextlib.suppress(cst.ParserSyntaxError):
+        _same_spans(program)
+
+
+def test_without_libcsts_codegen_protocol_the_provider_serves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = cst.parse_module("import tensorflow as tf\nsess = tf.Session()\n")
+    monkeypatch.setattr(positions, "CodegenState", None)
+    assert positions.spans(module) == positions.provider_spans(module)
