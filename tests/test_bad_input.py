@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,19 @@ def test_a_file_libcst_cannot_reproduce_is_reported_and_left_alone(tmp_path: Pat
     result = run_cli("--fix", "--output-format", "concise", str(path))
     assert result.returncode == 2 and "TFM903" in result.stdout and "byte for byte" in result.stdout
     assert path.read_bytes() == raw
+
+
+def test_pythons_warnings_about_the_code_are_not_printed(tmp_path: Path) -> None:
+    """The safety net and the table masking parse with CPython, which warns about code such as
+    invalid escapes; those warnings are not what the user asked about."""
+    path = tmp_path / "a.py"
+    table = "ROWS = [" + ", ".join(str(i) for i in range(20_000)) + "]\n"
+    path.write_text('import tensorflow as tf\nPATTERN = "\\d+"\n' + table + "sess = tf.Session()\n")
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-m", "tfmemlint", "--fix", "--no-cache", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout
+    assert "Warning" not in done.stderr and "Warning" not in done.stdout
+    assert "allow_growth=True" in path.read_text()

@@ -1,19 +1,23 @@
-"""positions.spans must give every node the span libcst's own PositionProvider gives it: fixes
-are edits at those offsets."""
+"""Where nodes lie: positions.spans must give every node the span libcst's own PositionProvider
+gives it (fixes are edits at those offsets), LineIndex must count Python's line breaks, and the
+engine's quicker parse must build the very trees libcst's does."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 
 import hypothesmith
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.test_walk import EXTRA, SOURCES
-from tfmemlint import positions
+from tfmemlint import engine, positions
+from tfmemlint.source import LineIndex
 
 EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))
 LAYOUTS = [
@@ -75,3 +79,21 @@ def test_without_libcsts_codegen_protocol_the_provider_serves(
     module = cst.parse_module("import tensorflow as tf\nsess = tf.Session()\n")
     monkeypatch.setattr(positions, "CodegenState", None)
     assert positions.spans(module) == positions.provider_spans(module)
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab \t\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029é"))))
+def test_line_starts_are_pythons_line_breaks(text: str) -> None:
+    expected = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    assert LineIndex(text).starts == expected
+
+
+def test_the_unchecked_parse_builds_the_same_trees_and_restores_the_check() -> None:
+    for path in SOURCES[:60]:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert engine.parse(text).deep_equals(cst.parse_module(text)), path
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")  # nodes built after a parse are checked again
+    with pytest.raises(cst.ParserSyntaxError):
+        engine.parse("def (")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")  # also after a parse that failed

@@ -9,6 +9,7 @@ to folders are not, so a link loop cannot trap the walk.
 from __future__ import annotations
 
 import fnmatch
+import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,9 +43,8 @@ class Exclusions:
         name = os.path.basename(path)
         return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(name, p) for p in patterns)
 
-    def skip_dir(self, parent: str, name: str) -> bool:
-        """Whether to leave out a folder, by its name and path (see also `skip_listed_dir`)."""
-        path = os.path.join(parent, name)
+    def skip_dir(self, path: str, name: str) -> bool:
+        """Whether to leave out a folder, by its path and name (see also `skips_venvs`)."""
         if self.patterns is None:
             if name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info"):
                 return True
@@ -52,41 +52,58 @@ class Exclusions:
             return True
         return bool(self.extra) and self._matches(path, self.extra)
 
-    def skip_listed_dir(self, names: Iterable[str]) -> bool:
-        """Whether to leave out a folder, by what it holds: any virtualenv, whatever its name,
-        has a pyvenv.cfg at its root."""
-        return self.patterns is None and "pyvenv.cfg" in names
+    @property
+    def skips_venvs(self) -> bool:
+        """Whether to leave out any folder holding a pyvenv.cfg: a virtualenv, whatever its
+        name."""
+        return self.patterns is None
 
     def skip_file(self, path: str) -> bool:
-        patterns = [*(self.patterns or ()), *self.extra]
-        return bool(patterns) and self._matches(path, patterns)
+        if self.patterns is None and not self.extra:
+            return False
+        return self._matches(path, [*(self.patterns or ()), *self.extra])
 
 
-def _walk(root: str, exclusions: Exclusions, top: bool = True) -> Iterator[tuple[str, bool]]:
-    """(path, is a symbolic link) for each file to check under `root`, depth first, sorted."""
-    try:
-        entries = sorted(os.scandir(root), key=lambda entry: entry.name)
-    except OSError:
-        return  # unreadable or vanished folder: nothing in it can be checked
-    if not top and exclusions.skip_listed_dir(entry.name for entry in entries):
-        return
-    subfolders = []
-    for entry in entries:
+def _walk(root: str, exclusions: Exclusions) -> list[tuple[str, str, bool]]:
+    """(path, path relative to `root`, is a symbolic link) for each file to check under `root`,
+    depth first, sorted by name, a folder's files before its subfolders."""
+    prefix = "" if root == os.curdir else os.path.join(root, "")
+    found: list[tuple[str, str, bool]] = []
+    folders = [""]  # relative to root; a stack, so subfolders go on in reverse
+    while folders:
+        folder = folders.pop()
         try:
-            if entry.is_dir():  # a link to a folder is a folder, but never entered
-                if not entry.is_symlink() and not exclusions.skip_dir(root, entry.name):
-                    subfolders.append(entry.path)
-            elif entry.name.endswith((".py", ".ipynb")) and not exclusions.skip_file(entry.path):
-                yield entry.path, entry.is_symlink()
+            with os.scandir(prefix + folder if prefix or folder else os.curdir) as listing:
+                entries = sorted(listing, key=_NAME)
         except OSError:
-            continue
-    for folder in subfolders:
-        yield from _walk(folder, exclusions, top=False)
+            continue  # unreadable or vanished folder: nothing in it can be checked
+        files, subfolders = [], []
+        for entry in entries:
+            name = entry.name
+            relative = folder + name
+            try:
+                if entry.is_dir():  # a link to a folder is a folder, but never entered
+                    if not entry.is_symlink() and not exclusions.skip_dir(prefix + relative, name):
+                        subfolders.append(relative + os.sep)
+                elif name.endswith(_SUFFIXES) and not exclusions.skip_file(prefix + relative):
+                    files.append((prefix + relative, relative, entry.is_symlink()))
+                elif name == "pyvenv.cfg" and folder and exclusions.skips_venvs:
+                    break
+            except OSError:
+                continue
+        else:
+            found += files
+            folders += reversed(subfolders)
+    return found
+
+
+_NAME = operator.attrgetter("name")
+_SUFFIXES = (".py", ".ipynb")
 
 
 def _git_ignored(root: str, files: list[str]) -> set[str]:
-    """The files among `files` that git ignores in the repository holding `root`; none when
-    there is no git or no repository."""
+    """The files among `files` (relative to `root`) that git ignores in the repository holding
+    `root`; none when there is no git or no repository."""
     if not files or not _in_a_repository(root):
         return set()
     import subprocess  # here: a run on named files never needs it
@@ -94,7 +111,7 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
     try:
         done = subprocess.run(
             ["git", "-C", root, "check-ignore", "-z", "--stdin"],
-            input="\0".join(_relative(f, root) for f in files),
+            input="\0".join(files),
             capture_output=True,
             text=True,
             timeout=60,
@@ -103,7 +120,7 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
         return set()
     if done.returncode not in (0, 1):  # 128: not a repository
         return set()
-    return {os.path.normpath(os.path.join(root, p)) for p in done.stdout.split("\0") if p}
+    return {p for p in done.stdout.split("\0") if p}
 
 
 def _in_a_repository(root: str) -> bool:
@@ -121,17 +138,6 @@ def _in_a_repository(root: str) -> bool:
         folder = parent
 
 
-def _relative(path: str, root: str) -> str:
-    """`path`, found by walking `root`, relative to it (relpath's work, without its cost)."""
-    return (
-        path[len(root) :].lstrip(os.sep) if path.startswith(root) else os.path.relpath(path, root)
-    )
-
-
-def _under(real_root: str, found: str, root: str) -> str:
-    return os.path.join(real_root, _relative(found, root))
-
-
 def discover(paths: Iterable[str], exclusions: Exclusions | None = None) -> Iterator[str | Missing]:
     """Files to check, each once, in a stable order; a `Missing` for each path that isn't there.
     Folders are walked with the exclusions; a file named explicitly is always checked."""
@@ -139,17 +145,18 @@ def discover(paths: Iterable[str], exclusions: Exclusions | None = None) -> Iter
     seen: set[str] = set()
     for path in paths:
         if os.path.isdir(path):
+            root = os.path.normpath(path)
+            walked = _walk(root, exclusions)
+            if exclusions.respect_gitignore:
+                ignored = _git_ignored(root, [relative for _, relative, _ in walked])
+                walked = [w for w in walked if w[1] not in ignored]
             # Folders are not followed through links, so a plain file's real path is its
             # path under the real root: one realpath per root instead of one per file.
-            real_root = os.path.realpath(path)
-            walked = [
-                (found, os.path.realpath(found) if linked else _under(real_root, found, path))
-                for found, linked in _walk(path, exclusions)
+            real_root = os.path.join(os.path.realpath(root), "")
+            candidates = [
+                (found, os.path.realpath(found) if linked else real_root + relative)
+                for found, relative, linked in walked
             ]
-            if exclusions.respect_gitignore:
-                ignored = _git_ignored(path, [found for found, _ in walked])
-                walked = [w for w in walked if os.path.normpath(w[0]) not in ignored]
-            candidates = [(os.path.normpath(found), real) for found, real in walked]
         elif os.path.lexists(path):
             candidates = [(os.path.normpath(path), os.path.realpath(path))]
         else:

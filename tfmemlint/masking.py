@@ -16,6 +16,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from tfmemlint.source import LineIndex, parse_python
+
 # Below this size a plain libcst parse costs less than looking for tables first.
 MIN_TEXT_CHARS = 64 * 1024
 # A value smaller than this is not worth masking.
@@ -24,7 +26,6 @@ MIN_REGION_CHARS = 2048
 _LITERAL_NODES = (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.UnaryOp, ast.Load)
 _OPENERS = {"[": "]", "(": ")", "{": "}"}
 _NOT_A_LINE_BREAK = re.compile(r"[^\r\n]")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class MaskError(Exception):
@@ -72,11 +73,11 @@ def mask(text: str, forbidden: re.Pattern[str] | None = None) -> Masked:
     if len(text) < MIN_TEXT_CHARS:
         return Masked(text, ())
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return Masked(text, ())  # libcst gives the diagnostic
     token = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
-    line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+    line_starts = LineIndex(text).starts
     pieces: list[str] = []
     regions: list[Region] = []
     cursor = 0

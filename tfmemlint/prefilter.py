@@ -16,23 +16,25 @@ Condition = tuple[tuple[bytes, ...], tuple[bytes, ...]]
 
 @lru_cache(maxsize=8)
 def _conditions(selected: frozenset[str]) -> tuple[Condition, ...]:
-    found = []
+    """One condition per set of module words, holding the trigger words of every selected
+    family that needs those modules: the module words, rarer, are searched first."""
+    grouped: dict[tuple[bytes, ...], set[bytes]] = {}
     for family in FAMILIES:
         chosen = [rule for rule in family.rules if rule.code in selected]
         if not chosen:
             continue
         triggers = {*family.triggers, *(t for rule in chosen for t in rule.triggers)}
         if triggers:
-            found.append((tuple(sorted(triggers)), family.modules))
-    return tuple(found)
+            grouped.setdefault(family.modules, set()).update(triggers)
+    return tuple((tuple(sorted(triggers)), modules) for modules, triggers in grouped.items())
 
 
 def may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
     # `in` on bytes is a C-speed substring search: several times faster than one regex of
     # alternatives, which Python's engine tries at every byte.
     return any(
-        any(trigger in raw for trigger in triggers)
-        and (not modules or any(module in raw for module in modules))
+        (not modules or any(module in raw for module in modules))
+        and any(trigger in raw for trigger in triggers)
         for triggers, modules in _conditions(selected)
     )
 

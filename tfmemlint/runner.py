@@ -27,7 +27,7 @@ from tfmemlint.rules.file_errors import (
     WRITE_FAILED,
 )
 from tfmemlint.settings import Settings
-from tfmemlint.source import SourceError, SourceText, write_atomically
+from tfmemlint.source import SourceError, SourceText, parse_python, write_atomically
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -56,10 +56,8 @@ def _diagnostic(filename: str, rule: Rule, message: str, row: int = 1, column: i
 
 def _syntax_error(filename: str, text: str, error: Exception) -> Finding:
     """Python's own message and position where it has one: they are what users know."""
-    import ast
-
     try:
-        ast.parse(text)
+        parse_python(text)
     except SyntaxError as python_error:
         row, column = python_error.lineno or 1, python_error.offset or 1
         message = python_error.msg or "invalid syntax"

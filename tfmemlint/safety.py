@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from tfmemlint.source import LineIndex
+from tfmemlint.source import LineIndex, parse_python
 
 FIX_KEYWORDS = frozenset(
     {
@@ -160,11 +160,11 @@ def check(original: str, fixed: str) -> bool:
     (syntax newer than itself) or the trees nest too deep for it.
     """
     try:
-        before = ast.parse(original)
+        before = parse_python(original)
     except (SyntaxError, ValueError, RecursionError):
         return False  # libcst parsed it: the caller re-parses the fixed text with libcst too
     try:
-        after = ast.parse(fixed)
+        after = parse_python(fixed)
     except (SyntaxError, ValueError) as exc:
         raise UnsafeFixError(f"the fixed text does not parse: {exc}") from None
     except RecursionError:
