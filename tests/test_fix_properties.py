@@ -4,6 +4,7 @@ parses, leaves no finding and is idempotent."""
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 
 import libcst
@@ -101,3 +102,34 @@ def test_remaining_findings_are_what_a_fresh_lint_finds(policy: str) -> None:
             compared += 1
             assert remaining == lint_text(path.name, fixed, chosen), path
     assert compared > 30
+
+
+def test_a_fix_can_bring_a_finding_of_its_own() -> None:
+    """Fixing the second session gives it settings the first, suppressed one makes moot."""
+    source = (
+        "import tensorflow.compat.v1 as tf\n"
+        "a = tf.Session()  # tfmemlint: ignore\n"
+        "b = tf.Session()\n"
+    )
+    default = Settings.default()
+    fixed, count, remaining = fix_text("p.py", source, default)
+    assert count == 1
+    assert [f.code for f in remaining] == ["TFM401"]
+    assert remaining == lint_text("p.py", fixed, default)
+
+
+def test_fixture_pairs_leave_what_a_fresh_lint_finds() -> None:
+    """Two fixtures in one file: sessions that meet each other's fixes."""
+    default = Settings.default()
+    befores = sorted((ROOT / "fixtures" / "before").glob("*.py"))
+    compared = 0
+    for first, second in itertools.pairwise(befores):
+        text = first.read_text(encoding="utf-8", errors="replace")
+        text += "\n" + second.read_text(encoding="utf-8", errors="replace")
+        try:
+            fixed, count, remaining = fix_text("pair.py", text, default)
+        except (libcst.ParserSyntaxError, UnfaithfulParseError, UnsafeFixError):
+            continue
+        compared += count > 0
+        assert remaining == lint_text("pair.py", fixed, default), (first.name, second.name)
+    assert compared > 20

@@ -204,7 +204,9 @@ def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     for index in range(60):
         (tmp_path / f"m{index:03d}.py").write_text(body)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["TFMEMLINT_PROGRESS_AFTER"] = "0"  # at once: a quick machine finishes in half a second
     assert "checking" in _run_on_a_terminal(tmp_path, env)
+    assert "checking" not in _run_on_a_terminal(tmp_path, {**env, "TFMEMLINT_PROGRESS_AFTER": "60"})
     assert "checking" not in _run_on_a_terminal(tmp_path, {**env, "CI": "true"})
     piped = run_cli("--exit-zero", ".", cwd=tmp_path)
     assert "checking" not in piped.stderr

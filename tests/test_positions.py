@@ -1,6 +1,5 @@
 """Where nodes lie: positions.spans must give every node the span libcst's own PositionProvider
-gives it (fixes are edits at those offsets), LineIndex must count Python's line breaks, and the
-engine's quicker parse must build the very trees libcst's does."""
+gives it (fixes are edits at those offsets), and LineIndex must count Python's line breaks."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.test_walk import EXTRA, SOURCES
-from tfmemlint import engine, positions
+from tfmemlint import positions
 from tfmemlint.source import LineIndex
 
 EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))
@@ -85,15 +84,3 @@ def test_without_libcsts_codegen_protocol_the_provider_serves(
 def test_line_starts_are_pythons_line_breaks(text: str) -> None:
     expected = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
     assert LineIndex(text).starts == expected
-
-
-def test_the_unchecked_parse_builds_the_same_trees_and_restores_the_check() -> None:
-    for path in SOURCES[:60]:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        assert engine.parse(text).deep_equals(cst.parse_module(text)), path
-    with pytest.raises(cst.CSTValidationError):
-        cst.Name("not a name")  # nodes built after a parse are checked again
-    with pytest.raises(cst.ParserSyntaxError):
-        engine.parse("def (")
-    with pytest.raises(cst.CSTValidationError):
-        cst.Name("not a name")  # also after a parse that failed

@@ -111,3 +111,24 @@ def test_the_safety_net_accepts_every_kind_of_fix() -> None:
         safety.check(original, fixed.replace("x = tf.constant(1)", "x = tf.constant(2)"))
     with pytest.raises(safety.UnsafeFixError):
         safety.check(original, fixed.replace("t = tf.Session", "t = tf.InteractiveSession"))
+
+
+@pytest.mark.parametrize(
+    "original, changed",
+    [
+        # The same line holds a different statement after a continuation line.
+        ("x = \\\n1; y = 3\ny = 3\n", "x = 1\n1; y = 3\n"),
+        # The same line under another decorator.
+        ("@a\ndef f():\n    pass\n", "@b\ndef f():\n    pass\n"),
+        # Identical statements, one of them dropped.
+        ("import os\nf()\nf()\n", "import os\nf()\n"),
+        ("s = 'é'; t = 1\n", "s = 'é'; t = 2\n"),
+    ],
+)
+def test_the_safety_net_rejects_changes_hidden_in_look_alike_lines(
+    original: str, changed: str
+) -> None:
+    from tfmemlint import safety
+
+    with pytest.raises(safety.UnsafeFixError):
+        safety.check(original, changed)

@@ -97,8 +97,13 @@ class ResultCache:
     def __init__(self, directory: str) -> None:
         self.directory = directory
         self.fingerprint = tool_fingerprint()
+        self._cwd = os.getcwd()
         self._entries: dict[str, list[Any]] = self._read()
         self._changed: dict[str, list[Any]] = {}
+
+    def _key(self, path: str) -> str:
+        # os.path.abspath, without asking the system for the working folder for every file.
+        return os.path.normpath(os.path.join(self._cwd, path))
 
     def _read(self) -> dict[str, list[Any]]:
         try:
@@ -116,7 +121,7 @@ class ResultCache:
     ) -> FileResult | None:
         """The stored result for `path`, or None. `read()` gives the file's bytes; it is called
         only when the stat alone cannot be trusted."""
-        key = os.path.abspath(path)
+        key = self._key(path)
         entry = self._changed.get(key) or self._entries.get(key)
         try:
             if not entry or entry[SETTINGS] != settings_key(settings):
@@ -141,7 +146,7 @@ class ResultCache:
     ) -> None:
         """Remember the findings in `raw`, the bytes that `path` held when it had `stat`, read
         at `read_ns` (time.time_ns(), taken before the read)."""
-        self._changed[os.path.abspath(path)] = [
+        self._changed[self._key(path)] = [
             *_stat_key(stat),
             _trusted(stat, read_ns),
             content_hash(raw),

@@ -77,15 +77,13 @@ def mask(text: str, forbidden: re.Pattern[str] | None = None) -> Masked:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return Masked(text, ())  # libcst gives the diagnostic
     token = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
-    line_starts = LineIndex(text).starts
+    lines = LineIndex(text)
     pieces: list[str] = []
     regions: list[Region] = []
     cursor = 0
     for value in _large_literals(tree):
-        start = _offset(text, line_starts, value.lineno, value.col_offset)
-        end = _offset(
-            text, line_starts, value.end_lineno or value.lineno, value.end_col_offset or 0
-        )
+        start = lines.utf8_offset(value.lineno, value.col_offset)
+        end = lines.utf8_offset(value.end_lineno or value.lineno, value.end_col_offset or 0)
         original = text[start:end]
         if _OPENERS.get(original[:1]) != original[-1:] or len(original) < MIN_REGION_CHARS:
             continue  # an unbracketed tuple, or one shorter than it looked in lines
@@ -152,15 +150,6 @@ def _is_pure_literal(value: ast.expr) -> bool:
                 return False
             pending.append(node.operand)
     return True
-
-
-def _offset(text: str, line_starts: list[int], row: int, utf8_column: int) -> int:
-    """ast counts columns in UTF-8 bytes; offsets here count characters."""
-    start = line_starts[row - 1]
-    if text[start : start + utf8_column].isascii():
-        return start + utf8_column
-    line = text[start : line_starts[row] if row < len(line_starts) else len(text)]
-    return start + len(line.encode("utf-8", "surrogatepass")[:utf8_column].decode("utf-8"))
 
 
 def _stand_in(original: str, marker: str) -> str | None:

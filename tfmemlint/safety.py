@@ -118,22 +118,23 @@ def _sort_blocks(tree: ast.AST) -> ast.AST:
 
 
 def _statement_texts(tree: ast.Module, text: str) -> list[str]:
-    """The lines each top-level statement spans, decorators included."""
-    starts = LineIndex(text).starts
+    """Each top-level statement's own source, decorators included: from its first token to its
+    last, since a line can hold parts of two statements (`x = \\` then `1; y = 3`)."""
+    lines = LineIndex(text)
     texts = []
     for statement in tree.body:
-        first = min([statement.lineno, *(d.lineno for d in _decorators(statement))])
-        last = statement.end_lineno or statement.lineno
-        texts.append(text[starts[first - 1] : starts[last] if last < len(starts) else len(text)])
+        decorators = getattr(statement, "decorator_list", [])
+        # A decorator's @ starts its line: a top-level statement starts at column 0.
+        start = lines.starts[decorators[0].lineno - 1] if decorators else None
+        if start is None:
+            start = lines.utf8_offset(statement.lineno, statement.col_offset)
+        end_row = statement.end_lineno or statement.lineno
+        texts.append(text[start : lines.utf8_offset(end_row, statement.end_col_offset or 0)])
     return texts
 
 
-def _decorators(statement: ast.stmt) -> list[ast.expr]:
-    return getattr(statement, "decorator_list", [])
-
-
 def _set_aside_unchanged(before: ast.Module, original: str, after: ast.Module, fixed: str) -> None:
-    """Drop the top-level statements whose lines read the same on both sides: the same text
+    """Drop the top-level statements whose source reads the same on both sides: the same text
     parses to the same tree, and a fix touches a statement or two, so the slow comparison below
     sees only those. Counted as a multiset, like the sorted comparison."""
     texts_before = _statement_texts(before, original)
@@ -153,30 +154,26 @@ def _without(statements: list[ast.stmt], texts: list[str], common: Counter[str])
     return kept
 
 
-def check(original: str, fixed: str) -> bool:
-    """Raise UnsafeFixError unless `fixed` parses and differs from `original` only by fixes.
-
-    Returns whether the trees were compared: not when this Python cannot parse the original
-    (syntax newer than itself) or the trees nest too deep for it.
-    """
+def check(original: str, fixed: str) -> None:
+    """Raise UnsafeFixError unless `fixed` parses and differs from `original` only by fixes."""
     try:
         before = parse_python(original)
     except (SyntaxError, ValueError, RecursionError):
-        return False  # libcst parsed it: the caller re-parses the fixed text with libcst too
+        return  # this Python cannot parse the original (newer syntax); libcst re-parsed it
     try:
         after = parse_python(fixed)
     except (SyntaxError, ValueError) as exc:
         raise UnsafeFixError(f"the fixed text does not parse: {exc}") from None
     except RecursionError:
-        return False
+        return
     _set_aside_unchanged(before, original, after, fixed)
     try:
         normalizer = _Normalizer(original, fixed)
         before, after = normalizer.visit(before), normalizer.visit(after)
         if ast.dump(before) == ast.dump(after):
-            return True  # the usual case: no fix moved a statement
+            return  # the usual case: no fix moved a statement
         if ast.dump(_sort_blocks(before)) == ast.dump(_sort_blocks(after)):
-            return True
+            return
     except RecursionError:
-        return False
+        return
     raise UnsafeFixError("the fix changed code outside the nodes it meant to change")

@@ -5,11 +5,9 @@ from __future__ import annotations
 import ast
 import bisect
 import contextlib
-import io
 import itertools
 import os
 import re
-import tokenize
 import warnings
 from dataclasses import dataclass
 
@@ -39,6 +37,9 @@ class SourceText:
         if b"\x00" in raw:
             row = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
             raise SourceError("The file contains NUL bytes", "nul-bytes", row)
+        import io  # here: only files past the pre-filter are decoded
+        import tokenize
+
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         except SyntaxError as exc:
@@ -74,6 +75,15 @@ class LineIndex:
     def offset(self, row: int, column0: int) -> int:
         """Offset of a 1-based row and a 0-based column, as libcst reports them."""
         return self.starts[row - 1] + column0
+
+    def utf8_offset(self, row: int, utf8_column: int) -> int:
+        """Offset of a 1-based row and a 0-based column counted in UTF-8 bytes, as CPython's
+        ast reports them."""
+        start = self.starts[row - 1]
+        if self.text[start : start + utf8_column].isascii():
+            return start + utf8_column
+        line = self.text[start : self.line_end(row)]
+        return start + len(line.encode("utf-8", "surrogatepass")[:utf8_column].decode("utf-8"))
 
     def location(self, offset: int) -> Location:
         row = bisect.bisect_right(self.starts, offset)

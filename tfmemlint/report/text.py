@@ -165,18 +165,26 @@ class TextReport:
 PROGRESS_AFTER_S = 0.5
 
 
+def _progress_after_s() -> float:
+    """TFMEMLINT_PROGRESS_AFTER (seconds) when it is a number: 0 shows the bar at once."""
+    try:
+        return float(os.environ.get("TFMEMLINT_PROGRESS_AFTER", PROGRESS_AFTER_S))
+    except ValueError:
+        return PROGRESS_AFTER_S
+
+
 def with_progress(results: Iterable[FileResult], total: int) -> Iterator[FileResult]:
     """Yield the results; after a moment, show files done / total and findings so far on
     stderr. For a person at a terminal only: the caller decides that."""
     import time
 
-    started = time.monotonic()
+    started, after_s = time.monotonic(), _progress_after_s()
     progress = task = None
     findings = 0
     try:
         for done, result in enumerate(results, 1):
             findings += len(result.findings)
-            if progress is None and time.monotonic() - started > PROGRESS_AFTER_S:
+            if progress is None and time.monotonic() - started >= after_s:
                 from rich.console import Console
                 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
