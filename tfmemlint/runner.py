@@ -274,8 +274,9 @@ class _Pending:
 
 class Run:
     """Checks discovered items. Creating it does the cheap part at once: stat, cache look-up,
-    reading and the pre-filter, and starts worker processes when enough files need parsing.
-    Iterating yields each item's result in order, as the engine finishes it."""
+    reading and the pre-filter; once enough files need parsing it starts worker processes and
+    hands each such file over as soon as it is found. Iterating yields each item's result in
+    order, as the engine finishes it."""
 
     def __init__(
         self,
@@ -288,15 +289,44 @@ class Run:
     ) -> None:
         self.mode, self.verbose, self.cache = mode, verbose, cache
         self.stats = RunStats(walked=len(items))
+        self._jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: dict[int, Future[FileResult]] = {}
+        self._slots: list[FileResult | _Pending] = []
         started = time.perf_counter()
-        self._slots = [self._prepare(item, settings) for item in items]
-        pending = [slot for slot in self._slots if isinstance(slot, _Pending)]
-        self.stats.parsed = len(pending)
-        self._pool = None
-        if jobs > 1 and len(pending) >= MIN_FILES_FOR_WORKERS:
-            self.stats.workers = min(jobs, len(pending) // (MIN_FILES_FOR_WORKERS // 2))
-            self._pool = _start_pool(self.stats.workers)
+        try:
+            for item in items:
+                slot = self._prepare(item, settings)
+                self._slots.append(slot)
+                if isinstance(slot, _Pending):
+                    self.stats.parsed += 1
+                    self._hand_over(len(self._slots) - 1, len(items))
+        except BaseException:
+            self._stop_pool()
+            raise
         self.stats.prepare_s = time.perf_counter() - started
+
+    def _hand_over(self, index: int, total: int) -> None:
+        """Start workers once enough files need parsing, and give them each such file as soon
+        as it is found: their start (libcst's import) overlaps the rest of the pre-filter."""
+        if self._pool is None:
+            if self._jobs < 2 or self.stats.parsed < MIN_FILES_FOR_WORKERS:
+                return
+            # As many workers as the share of files parsed so far promises work for.
+            expected = self.stats.parsed * total // len(self._slots)
+            self.stats.workers = min(self._jobs, expected // (MIN_FILES_FOR_WORKERS // 2))
+            self._pool = _start_pool(self.stats.workers)
+            waiting = [i for i, slot in enumerate(self._slots) if isinstance(slot, _Pending)]
+        else:
+            waiting = [index]
+        for i in waiting:
+            slot = self._slots[i]
+            assert isinstance(slot, _Pending)
+            self._futures[i] = self._pool.submit(_check_pending, slot, self.mode, self.verbose)
+
+    def _stop_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -336,23 +366,15 @@ class Run:
 
     def __iter__(self) -> Iterator[FileResult]:
         started = time.perf_counter()
-        futures: dict[int, Future[FileResult]] = {}
         try:
-            if self._pool is not None:
-                futures = {
-                    index: self._pool.submit(_check_pending, slot, self.mode, self.verbose)
-                    for index, slot in enumerate(self._slots)
-                    if isinstance(slot, _Pending)
-                }
             for index, slot in enumerate(self._slots):
                 if isinstance(slot, _Pending):
-                    result = self._finish(slot, futures.get(index))
+                    result = self._finish(slot, self._futures.get(index))
                     self._remember(slot, result)
                     slot = result
                 yield slot
         finally:
-            if self._pool is not None:
-                self._pool.shutdown(cancel_futures=True)
+            self._stop_pool()
             self.stats.engine_s = time.perf_counter() - started
             if self.cache is not None:
                 self.cache.save()
