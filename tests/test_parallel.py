@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
+from tfmemlint import runner
+from tfmemlint.settings import Settings
 
 BARE = "import tensorflow as tf\nsess = tf.Session()\n"
 CONFIGURED = "import tensorflow as tf\nsess = tf.Session(config=tf.ConfigProto())\n"
@@ -83,7 +89,7 @@ def test_a_worker_ended_mid_write_leaves_no_temporary_file(tmp_path: Path) -> No
     script = f"""
 import os, sys, time
 from tfmemlint import runner, source
-runner._exit_cleanly_on_sigterm()
+runner._start_worker(os.getppid())
 os.fsync = lambda fd: (print("writing", flush=True), time.sleep(60))
 source.write_atomically({str(target)!r}, b"new", {BARE.encode()!r})
 """
@@ -93,3 +99,41 @@ source.write_atomically({str(target)!r}, b"new", {BARE.encode()!r})
     assert child.wait(timeout=30) == 128 + signal.SIGTERM
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py"]
     assert target.read_text() == BARE
+
+
+_MAIN_PID = os.getpid()
+_CHECK_PENDING = runner._check_pending
+
+
+def _dying_worker(pending, mode, verbose):  # type: ignore[no-untyped-def]
+    """_check_pending, but a worker handed t03.py dies (an out-of-memory kill, say)."""
+    if pending.path.endswith("t03.py") and os.getpid() != _MAIN_PID:
+        os._exit(1)
+    return _CHECK_PENDING(pending, mode, verbose)
+
+
+def test_a_worker_dying_while_files_are_still_read_costs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers start while the pre-filter still reads; one dies before every file is handed
+    over: the rest are checked in this process."""
+    items = []
+    for index in range(10):
+        items.append(tmp_path / f"t{index:02d}.py")
+        items[-1].write_text(BARE)
+    for index in range(100):
+        items.append(tmp_path / f"z{index:03d}.py")
+        items[-1].write_text("x = 1\n")
+    items.append(tmp_path / "last.py")
+    items[-1].write_text(BARE)
+    prepare = runner.Run._prepare
+
+    def slow(self, item, settings):  # type: ignore[no-untyped-def]
+        time.sleep(0.005)  # a slow disk: the worker dies before the last file is read
+        return prepare(self, item, settings)
+
+    monkeypatch.setattr(runner, "_check_pending", _dying_worker)
+    monkeypatch.setattr(runner.Run, "_prepare", slow)
+    results = list(runner.Run([str(p) for p in items], Settings.default(), "check", jobs=4))
+    assert len(results) == len(items)
+    assert sum(len(r.findings) for r in results) == 11

@@ -26,6 +26,19 @@ AFTER = BEFORE.replace(
 ROUNDS = int(os.environ.get("TFMEMLINT_KILL_ROUNDS", "8"))
 
 
+def _processes_running_on(folder: Path) -> list[str]:
+    """Processes whose command line names `folder` (a forked worker keeps its parent's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if entry.name.isdigit() and str(folder).encode() in command:
+            found.append(entry.name)
+    return found
+
+
 def test_sigkill_during_fix_never_leaves_a_mix(tmp_path: Path) -> None:
     files = [tmp_path / f"m{index:03d}.py" for index in range(120)]
     chance = random.Random(7)
@@ -45,6 +58,11 @@ def test_sigkill_during_fix_never_leaves_a_mix(tmp_path: Path) -> None:
         assert contents <= {BEFORE, AFTER}, "a file was left half-written"
         interrupted_midway += contents == {BEFORE, AFTER}
     assert interrupted_midway, "no kill landed while files were being written"
+    if sys.platform == "linux":  # workers end with their parent, never wait forever
+        deadline = time.monotonic() + 10
+        while _processes_running_on(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _processes_running_on(tmp_path)
     # Temporary files a kill left behind are hidden and never Python files.
     assert not [p for p in tmp_path.iterdir() if p.suffix == ".py" and p not in files]
 

@@ -107,15 +107,15 @@ def _checkers(selected: frozenset[str]) -> tuple[Checker, ...]:
 def _without_cycle_collection(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """Run `function` with Python's cycle collector paused. A parse allocates a million
     objects that live until the file is done, and the collector would walk them again and again
-    (a sixth of a check); they are freed by reference counting when the file is done, and the
-    collector resumes before anything else runs."""
+    (a sixth of a check). What the name table leaves in cycles goes at the first collection
+    after the file, which comes at once: the collector resumes before anything else runs."""
 
     @functools.wraps(function)
     def paused(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         if not gc.isenabled():
             return function(*args, **kwargs)
-        gc.disable()
         try:
+            gc.disable()
             return function(*args, **kwargs)
         finally:
             gc.enable()
@@ -161,22 +161,37 @@ def _lint_masked(filename: str, text: str, settings: Settings) -> list[Finding]:
 def parse(text: str) -> cst.Module:
     """libcst's parse, without the check every node constructor runs, which is a sixth of the
     parse: nodes its own parser builds from source hold by construction (libcst's own comment
-    there says the work belongs elsewhere). The check is off only during the parse, and only
-    while no other thread runs that could build nodes of its own meanwhile; the check that the
-    tree gives back the text byte for byte still guards every position and fix."""
-    node_class = cst.CSTNode
-    original = node_class.__dict__.get("__post_init__")
-    if original is None or threading.active_count() > 1:
+    there says the work belongs elsewhere, and the check even rejects some valid code,
+    LibCST#1061). The check is skipped only for nodes this thread builds during this call; the
+    check that the tree gives back the text byte for byte still guards every position and fix."""
+    if not _NODE_CHECK_SWITCHABLE:
         return cst.parse_module(text)
-    node_class.__post_init__ = _unchecked  # type: ignore[method-assign]
+    _this_thread.parsing = True
     try:
         return cst.parse_module(text)
     finally:
-        node_class.__post_init__ = original  # type: ignore[method-assign]
+        _this_thread.parsing = False
 
 
-def _unchecked(self: cst.CSTNode) -> None:
-    pass
+_this_thread = threading.local()
+
+
+def _install_node_check_switch() -> bool:
+    """Route libcst's per-node check through a per-thread switch, once: other threads, and
+    this one outside `parse`, keep the check."""
+    checked = cst.CSTNode.__dict__.get("__post_init__")
+    if checked is None:  # a libcst that checks elsewhere
+        return False
+
+    def __post_init__(self: cst.CSTNode) -> None:
+        if not getattr(_this_thread, "parsing", False):
+            checked(self)
+
+    cst.CSTNode.__post_init__ = __post_init__  # type: ignore[method-assign]
+    return True
+
+
+_NODE_CHECK_SWITCHABLE = _install_node_check_switch()
 
 
 # libcst's visitors recurse once per level of nesting: long implicit string concatenations and

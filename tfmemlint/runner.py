@@ -292,6 +292,7 @@ class Run:
         self._jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[int, Future[FileResult]] = {}
+        self._pool_broken = False
         self._slots: list[FileResult | _Pending] = []
         started = time.perf_counter()
         try:
@@ -308,21 +309,31 @@ class Run:
 
     def _hand_over(self, index: int, total: int) -> None:
         """Start workers once enough files need parsing, and give them each such file as soon
-        as it is found: their start (libcst's import) overlaps the rest of the pre-filter."""
+        as it is found: their start (libcst's import) overlaps the rest of the pre-filter.
+        A file left without a worker is checked in this process when its turn comes."""
+        if self._pool_broken:
+            return
         if self._pool is None:
             if self._jobs < 2 or self.stats.parsed < MIN_FILES_FOR_WORKERS:
                 return
-            # As many workers as the share of files parsed so far promises work for.
-            expected = self.stats.parsed * total // len(self._slots)
-            self.stats.workers = min(self._jobs, expected // (MIN_FILES_FOR_WORKERS // 2))
+            # Enough workers for every file that may still need parsing: fork makes them all
+            # now, and an idle one costs little (it imports libcst only for its first file).
+            at_most = self.stats.parsed + total - len(self._slots)
+            self.stats.workers = min(self._jobs, at_most // (MIN_FILES_FOR_WORKERS // 2))
             self._pool = _start_pool(self.stats.workers)
             waiting = [i for i, slot in enumerate(self._slots) if isinstance(slot, _Pending)]
         else:
             waiting = [index]
+        from concurrent.futures.process import BrokenProcessPool
+
         for i in waiting:
             slot = self._slots[i]
             assert isinstance(slot, _Pending)
-            self._futures[i] = self._pool.submit(_check_pending, slot, self.mode, self.verbose)
+            try:
+                self._futures[i] = self._pool.submit(_check_pending, slot, self.mode, self.verbose)
+            except BrokenProcessPool:  # a worker died (killed, out of memory): no more submits
+                self._pool_broken = True
+                return
 
     def _stop_pool(self) -> None:
         if self._pool is not None:
@@ -381,11 +392,12 @@ class Run:
 
     def _finish(self, pending: _Pending, future: Future[FileResult] | None) -> FileResult:
         if future is not None:
+            from concurrent.futures import CancelledError
             from concurrent.futures.process import BrokenProcessPool
 
             try:
                 return future.result()
-            except BrokenProcessPool:
+            except (BrokenProcessPool, CancelledError):
                 # A worker died (killed, out of memory), maybe after writing this very file:
                 # check it again here, from what is on disk now.
                 pending = replace(pending, raw=None, stat=None)
@@ -415,8 +427,20 @@ def _read(path: str) -> bytes:
         return handle.read()
 
 
+# In a worker process: its parent's process id.
+_worker_parent: int | None = None
+
+
 def _check_pending(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
-    return check_file(pending.path, pending.settings, mode, verbose, pending.raw)
+    try:
+        return check_file(pending.path, pending.settings, mode, verbose, pending.raw)
+    except SystemExit:
+        # A worker's SIGTERM has unwound the file in progress (its temporary file is gone).
+        # With the parent gone, leave for good: the pool's loop would take the exception for
+        # a result and wait for work forever.
+        if _worker_parent is not None and os.getppid() != _worker_parent:
+            os._exit(143)
+        raise
 
 
 def _start_pool(workers: int) -> ProcessPoolExecutor:
@@ -426,15 +450,29 @@ def _start_pool(workers: int) -> ProcessPoolExecutor:
     # fork is the quickest start, and safe here: no thread runs yet in this process.
     method = "fork" if sys.platform == "linux" else "spawn"
     context = multiprocessing.get_context(method)
-    return ProcessPoolExecutor(workers, mp_context=context, initializer=_exit_cleanly_on_sigterm)
+    return ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_start_worker, initargs=(os.getpid(),)
+    )
 
 
-def _exit_cleanly_on_sigterm() -> None:
+def _start_worker(parent: int) -> None:
     """The pool ends its workers with SIGTERM when one of them dies; as an exception it lets a
-    write in progress remove its temporary file."""
+    write in progress remove its temporary file. On Linux, the same SIGTERM comes when the
+    parent is killed outright (SIGKILL, the out-of-memory killer): otherwise the worker would
+    wait for work forever."""
     import signal
 
     def leave(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)
 
+    global _worker_parent
+    _worker_parent = parent
     signal.signal(signal.SIGTERM, leave)
+    if sys.platform == "linux":
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent went before the request
+            raise SystemExit(0)
