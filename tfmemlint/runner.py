@@ -463,6 +463,12 @@ def _start_worker(parent: int) -> None:
     import signal
 
     def leave(signum: int, frame: object) -> None:
+        if os.getppid() != parent and hasattr(signal, "alarm"):
+            # The exception may land where the pool's loop swallows it: the alarm's default
+            # action ends the process for sure, once the file in progress has had time to
+            # remove its temporary file.
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(2)
         raise SystemExit(128 + signum)
 
     global _worker_parent
