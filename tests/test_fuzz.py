@@ -50,11 +50,15 @@ def _check_planted(source: str) -> None:
     assert again.fixed_text is None and not again.internal_error  # a second --fix: nothing
 
 
-@settings(
+# For properties over hypothesmith's generated programs: slow to make, and many are filtered.
+GENERATED_PROGRAMS = settings(
     max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
+
+
+@GENERATED_PROGRAMS
 @given(hypothesmith.from_grammar())
 def test_generated_programs_with_a_session_planted(program: str) -> None:
     try:

@@ -4,21 +4,20 @@ gives it (fixes are edits at those offsets), and LineIndex must count Python's l
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import sys
 
 import hypothesmith
 import libcst as cst
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.test_fuzz import GENERATED_PROGRAMS
 from tests.test_walk import EXTRA, SOURCES
 from tfmemlint import positions
 from tfmemlint.source import LineIndex
 
-EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))
 LAYOUTS = [
     "x = 1",  # no final line break: libcst drops the one it counted
     "def f():\n    return g(a,\n             b)",
@@ -61,11 +60,7 @@ def test_spans_match_the_position_provider_on_real_files() -> None:
     assert compared > 100
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+@GENERATED_PROGRAMS
 @given(hypothesmith.from_grammar())
 def test_spans_match_the_position_provider_on_generated_programs(program: str) -> None:
     with contextlib.suppress(cst.ParserSyntaxError):
@@ -75,9 +70,10 @@ def test_spans_match_the_position_provider_on_generated_programs(program: str) -
 def test_without_libcsts_codegen_protocol_the_provider_serves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    module = cst.parse_module("import tensorflow as tf\nsess = tf.Session()\n")
+    module = cst.parse_module(EXTRA)
+    fast = positions.spans(module)
     monkeypatch.setattr(positions, "CodegenState", None)
-    assert positions.spans(module) == positions.provider_spans(module)
+    assert positions.spans(module) == fast
 
 
 @given(st.text(alphabet=st.sampled_from(list("ab \t\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029é"))))

@@ -37,7 +37,7 @@ class _SyntacticSpan:
     def __enter__(self) -> None:
         self.start = self.state.offset
 
-    def __exit__(self, *exc_info: object) -> bool:
+    def __exit__(self, *_: object) -> bool:
         spans = self.state.spans
         start = self.start if self.start_node is None else spans[self.start_node][0]
         end = self.state.offset if self.end_node is None else spans[self.end_node][1]

@@ -427,20 +427,8 @@ def _read(path: str) -> bytes:
         return handle.read()
 
 
-# In a worker process: its parent's process id.
-_worker_parent: int | None = None
-
-
 def _check_pending(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
-    try:
-        return check_file(pending.path, pending.settings, mode, verbose, pending.raw)
-    except SystemExit:
-        # A worker's SIGTERM has unwound the file in progress (its temporary file is gone).
-        # With the parent gone, leave for good: the pool's loop would take the exception for
-        # a result and wait for work forever.
-        if _worker_parent is not None and os.getppid() != _worker_parent:
-            os._exit(143)
-        raise
+    return check_file(pending.path, pending.settings, mode, verbose, pending.raw)
 
 
 def _start_pool(workers: int) -> ProcessPoolExecutor:
@@ -464,15 +452,13 @@ def _start_worker(parent: int) -> None:
 
     def leave(signum: int, frame: object) -> None:
         if os.getppid() != parent and hasattr(signal, "alarm"):
-            # The exception may land where the pool's loop swallows it: the alarm's default
-            # action ends the process for sure, once the file in progress has had time to
-            # remove its temporary file.
+            # The pool's loop takes an exception inside a task for its result and waits for
+            # more work: with the parent gone, the alarm's default action ends the process,
+            # once the file in progress has had time to remove its temporary file.
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             signal.alarm(2)
         raise SystemExit(128 + signum)
 
-    global _worker_parent
-    _worker_parent = parent
     signal.signal(signal.SIGTERM, leave)
     if sys.platform == "linux":
         import ctypes
