@@ -22,7 +22,6 @@ import marshal
 import os
 import sys
 import time
-from dataclasses import asdict
 from typing import Any
 
 from tfmemlint import __version__
@@ -210,8 +209,22 @@ def _trusted(stat: os.stat_result, read_ns: int) -> bool:
 
 
 def _plain(finding: Finding) -> dict[str, Any]:
-    plain = asdict(finding)
+    """The finding as dicts, lists and scalars, which marshal stores (tuple subclasses it
+    does not)."""
+    plain = finding._asdict()
     del plain["filename"]  # the entry's own path; a renamed file is another entry
+    plain["location"] = finding.location._asdict()
+    plain["end_location"] = finding.end_location._asdict()
+    if finding.fix is not None:
+        edits = [
+            {
+                **edit._asdict(),
+                "location": edit.location._asdict(),
+                "end_location": edit.end_location._asdict(),
+            }
+            for edit in finding.fix.edits
+        ]
+        plain["fix"] = {**finding.fix._asdict(), "edits": edits}
     return plain
 
 

@@ -8,9 +8,9 @@ the file: a typo must never silently turn a rule off.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 OWN_FILE = "tfmemlint.toml"
 PYPROJECT = "pyproject.toml"
@@ -25,10 +25,9 @@ class ConfigError(ValueError):
     """A configuration file tfmemlint cannot use; the CLI exits 2 with this one line."""
 
 
-@dataclass(frozen=True)
-class FileConfig:
+class FileConfig(NamedTuple):
     path: str | None = None  # None: no file (defaults, or --isolated)
-    values: dict[str, Any] = field(default_factory=dict)
+    values: Mapping[str, Any] = MappingProxyType({})
 
     @property
     def root(self) -> str:

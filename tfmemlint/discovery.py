@@ -13,6 +13,7 @@ import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # Folders no user means to lint; hidden ones (".git", ".venv", ".tox", ...) are skipped as well.
 SKIPPED_DIRS = frozenset(
@@ -20,8 +21,7 @@ SKIPPED_DIRS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Missing:
+class Missing(NamedTuple):
     """A path the user named that does not exist."""
 
     path: str

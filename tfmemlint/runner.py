@@ -10,8 +10,8 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.discovery import Exclusions, Missing, discover
 from tfmemlint.model import FileResult, Finding, Location, Rule
@@ -169,12 +169,11 @@ def _in_cell(finding: Finding, origin: list[tuple[int, int]]) -> Finding:
     fix = finding.fix
     if fix is not None:
         edits = tuple(
-            replace(e, location=move(e.location), end_location=move(e.end_location))
+            e._replace(location=move(e.location), end_location=move(e.end_location))
             for e in fix.edits
         )
-        fix = replace(fix, edits=edits)
-    return replace(
-        finding,
+        fix = fix._replace(edits=edits)
+    return finding._replace(
         location=Location(row, finding.location.column),
         end_location=move(finding.end_location),
         fix=fix,
@@ -260,8 +259,7 @@ class RunStats:
     engine_s: float = 0.0  # parse, lint and fix, wall time, in this process or the workers
 
 
-@dataclass
-class _Pending:
+class _Pending(NamedTuple):
     """A file the engine must see; `raw` and `stat` are what the pre-filter saw, read after
     `read_ns`."""
 
@@ -400,7 +398,7 @@ class Run:
             except (BrokenProcessPool, CancelledError):
                 # A worker died (killed, out of memory), maybe after writing this very file:
                 # check it again here, from what is on disk now.
-                pending = replace(pending, raw=None, stat=None)
+                pending = pending._replace(raw=None, stat=None)
         return _check_pending(pending, self.mode, self.verbose)
 
     def _remember(self, pending: _Pending, result: FileResult) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from tfmemlint.config import FileConfig
 from tfmemlint.rules import ALL_RULES
@@ -15,8 +15,7 @@ class SettingsError(ValueError):
     """A bad option value; the CLI turns it into a usage error (exit 2)."""
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(NamedTuple):
     """How a fix limits memory: `growth`, or a cap of `fraction` of the GPU's total memory."""
 
     fraction: float | None = None
@@ -80,8 +79,7 @@ def select_rules(
     return (chosen | codes_matching(extend_select)) - codes_matching(ignore)
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     policy: Policy = Policy()
     selected: frozenset[str] = frozenset()
     # glob -> codes, relative to `root` (the configuration file's folder).
@@ -103,7 +101,7 @@ class Settings:
                 os.path.basename(relative), pattern
             ):
                 dropped |= codes
-        return replace(self, selected=self.selected - dropped) if dropped else self
+        return self._replace(selected=self.selected - dropped) if dropped else self
 
 
 def build(

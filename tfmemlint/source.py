@@ -9,7 +9,7 @@ import itertools
 import os
 import re
 import warnings
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from tfmemlint.model import Location
 
@@ -27,8 +27,7 @@ class SourceError(Exception):
         self.row = row
 
 
-@dataclass(frozen=True)
-class SourceText:
+class SourceText(NamedTuple):
     text: str
     encoding: str
 

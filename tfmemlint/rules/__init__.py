@@ -3,7 +3,7 @@ pass the pre-filter, through each family's `checker` module path."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from tfmemlint.model import Rule
 
@@ -13,8 +13,7 @@ from tfmemlint.model import Rule
 TENSORFLOW_MODULES = (b"tensorflow", b"keras", b"tf_slim")
 
 
-@dataclass(frozen=True)
-class RuleFamily:
+class RuleFamily(NamedTuple):
     rules: tuple[Rule, ...]
     # Byte strings of which a file must contain at least one before this family can find anything.
     triggers: tuple[bytes, ...] = ()
