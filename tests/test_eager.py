@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 
-from tfmemlint.engine import fix_text, lint_text
+from tests.conftest import lint_text
+from tfmemlint.engine import fix_text
 from tfmemlint.settings import Settings
 
 HEAD = 'import tensorflow as tf\ngpus = tf.config.list_physical_devices("GPU")\n'

@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 
-from tfmemlint.engine import fix_text, lint_text
+from tests.conftest import lint_text
+from tfmemlint.engine import fix_text
 from tfmemlint.settings import Policy, Settings, select_rules
 
 GROWTH = "ConfigProto(gpu_options={p}GPUOptions(allow_growth=True))"

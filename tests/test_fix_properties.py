@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT
-from tfmemlint.engine import UnfaithfulParseError, fix_text, lint_text
+from tests.conftest import ROOT, lint_text
+from tfmemlint.engine import UnfaithfulParseError, fix_text
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings, select_rules
 

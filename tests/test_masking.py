@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import lint_text, run_cli
 from tfmemlint import engine, masking
-from tfmemlint.engine import fix_text, lint_text
+from tfmemlint.engine import fix_text
 from tfmemlint.settings import Settings
 
 FIXED_SESSION = "tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"

@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from tfmemlint.engine import fix_text, lint_text
+from tests.conftest import lint_text
+from tfmemlint.engine import fix_text
 from tfmemlint.settings import Policy, Settings, select_rules
 
 SETTINGS = Settings(Policy(), select_rules(extend_select=["TFM190"]))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tfmemlint.engine import fix_text, lint_text
+from tests.conftest import lint_text
+from tfmemlint.engine import fix_text
 from tfmemlint.settings import Settings
 
 

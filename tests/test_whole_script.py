@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tfmemlint.engine import lint_text
+from tests.conftest import lint_text
 from tfmemlint.settings import Settings
 
 GROWTH = "tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"

@@ -19,12 +19,14 @@ class Plugin:
         self.lines = lines
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        from tfmemlint.prefilter import may_have_findings
+        from tfmemlint.prefilter import code_may_have_findings, may_have_findings
         from tfmemlint.settings import Settings
 
         settings = Settings.default()
         text = "".join(self.lines)
-        if not may_have_findings(text.encode("utf-8", "surrogatepass"), settings.selected):
+        raw = text.encode("utf-8", "surrogatepass")
+        selected = settings.selected
+        if not (may_have_findings(raw, selected) and code_may_have_findings(raw, selected)):
             return
         import libcst as cst
 

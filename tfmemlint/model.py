@@ -90,3 +90,4 @@ class FileResult:
     original: str | None = None  # set, with fixed_text, when fixing changed the text
     fixed_text: str | None = None
     internal_error: bool = False
+    screened_out: bool = False  # the pre-filter's second stage found nothing to parse

@@ -1,11 +1,19 @@
-"""The byte-level pre-filter: a file that holds none of the selected rules' trigger words (or,
-for families that resolve names, no TensorFlow module name) cannot hold a finding, so it is never
-decoded, parsed, or even allowed to import libcst."""
+"""The pre-filter, in two stages, so that libcst parses only files that may hold a finding.
+
+1. Bytes: a file that holds none of the selected rules' trigger words (or, for families that
+   resolve names, no TensorFlow module name) cannot hold a finding, so it is never decoded,
+   parsed, or even allowed to import libcst.
+2. Code: for Python source that passed, CPython compiles it (a tenth of libcst's parse) and the
+   names its code uses must include a family's API names. A word in a docstring, a comment or
+   another name (`SessionRunHook`) lets a file through the first stage, not this one.
+"""
 
 from __future__ import annotations
 
 import re
+import warnings
 from functools import lru_cache
+from types import CodeType
 
 from tfmemlint.rules import FAMILIES
 
@@ -30,13 +38,89 @@ def _conditions(selected: frozenset[str]) -> tuple[Condition, ...]:
 
 
 def may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
+    """The first stage, for any file (a notebook's JSON too)."""
     # `in` on bytes is a C-speed substring search: several times faster than one regex of
     # alternatives, which Python's engine tries at every byte.
+    return any(_holds(raw, condition) for condition in _conditions(selected))
+
+
+# (module words, each name's components) of a family whose every finding needs its names used
+# in code; a file passes when its code uses one module word and all components of one name.
+CodeCondition = tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
+
+
+@lru_cache(maxsize=8)
+def _code_conditions(
+    selected: frozenset[str],
+) -> tuple[tuple[Condition, ...], tuple[CodeCondition, ...]]:
+    """(byte conditions of the families whose words may sit in strings, code conditions of the
+    rest). A rule with trigger words of its own (TFM205's `"__main__"`) puts its family in the
+    first group whenever it is selected."""
+    in_text: list[Condition] = []
+    in_code: list[CodeCondition] = []
+    for family in FAMILIES:
+        chosen = [rule for rule in family.rules if rule.code in selected]
+        triggers = {*family.triggers, *(t for rule in chosen for t in rule.triggers)}
+        if not chosen or not triggers:
+            continue
+        if family.names and not any(rule.triggers for rule in chosen):
+            modules = tuple(module.decode() for module in family.modules)
+            in_code.append((modules, tuple(tuple(name.split(".")) for name in family.names)))
+        else:
+            in_text.append((tuple(sorted(triggers)), family.modules))
+    return tuple(in_text), tuple(in_code)
+
+
+def code_may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
+    """The second stage, for Python source that passed the first (not a notebook's JSON, whose
+    code sits in strings). It compiles: workers run it, beside the parse.
+
+    Sound because the rules resolve a call only through names the code spells: an import, an
+    alias (`S = tf.Session`) or an attribute. CPython keeps every such name, dead code's
+    included, except in annotations it never evaluates (under `from __future__ import
+    annotations`, and on local variables): a session created inside one is not found. Source
+    CPython cannot compile goes on, for libcst to report what is wrong with it.
+    """
+    in_text, in_code = _code_conditions(selected)
+    if any(_holds(raw, condition) for condition in in_text):
+        return True
+    if not in_code:
+        return False
+    used = _names_in_code(raw)
+    if used is None:
+        return True
+    spelled = "\n".join(used)  # module words are matched as in bytes: `tensorflow_estimator`
+    components = {part for name in used for part in name.split(".")}
     return any(
-        (not modules or any(module in raw for module in modules))
-        and any(trigger in raw for trigger in triggers)
-        for triggers, modules in _conditions(selected)
+        (not modules or any(module in spelled for module in modules))
+        and any(all(part in components for part in name) for name in names)
+        for modules, names in in_code
     )
+
+
+def _holds(raw: bytes, condition: Condition) -> bool:
+    triggers, modules = condition
+    return (not modules or any(module in raw for module in modules)) and any(
+        trigger in raw for trigger in triggers
+    )
+
+
+def _names_in_code(raw: bytes) -> set[str] | None:
+    """Every name the compiled code uses (globals, attributes, imported modules and names), or
+    None when CPython cannot compile it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # about the user's code, which they did not ask about
+            code = compile(raw, "<tfmemlint>", "exec", dont_inherit=True, optimize=0)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    used: set[str] = set()
+    pending = [code]
+    while pending:
+        code = pending.pop()
+        used.update(code.co_names)
+        pending.extend(const for const in code.co_consts if isinstance(const, CodeType))
+    return used
 
 
 @lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.discovery import Exclusions, Missing, discover
 from tfmemlint.model import FileResult, Finding, Location, Rule
-from tfmemlint.prefilter import may_have_findings
+from tfmemlint.prefilter import code_may_have_findings, may_have_findings
 from tfmemlint.rules.file_errors import (
     INTERNAL_ERROR,
     INVALID_ENCODING,
@@ -190,6 +190,9 @@ def check_bytes(
     """
     result = FileResult(filename)
     if not may_have_findings(raw, settings.selected):
+        return result, None
+    if not code_may_have_findings(raw, settings.selected):
+        result.screened_out = True
         return result, None
     try:
         source = SourceText.decode(raw)
@@ -380,6 +383,9 @@ class Run:
                 if isinstance(slot, _Pending):
                     result = self._finish(slot, self._futures.get(index))
                     self._remember(slot, result)
+                    if result.screened_out:
+                        self.stats.parsed -= 1
+                        self.stats.filtered_out += 1
                     slot = result
                 yield slot
         finally:

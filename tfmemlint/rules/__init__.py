@@ -19,6 +19,11 @@ class RuleFamily(NamedTuple):
     triggers: tuple[bytes, ...] = ()
     # ...and, when given, one of these as well (see TENSORFLOW_MODULES).
     modules: tuple[bytes, ...] = ()
+    # Names, or dotted tails of names (`learning.train`), of which the code itself must use
+    # one, as a name, an attribute or in an import, for this family to find anything: the
+    # last component of every API it starts from. Empty where its trigger words may sit in a
+    # string (`os.environ["..."]`, a dict key) or a keyword, which no compiled name shows.
+    names: tuple[str, ...] = ()
     # "module:function" run on every parsed file; None for families the engine reports itself.
     checker: str | None = None
 

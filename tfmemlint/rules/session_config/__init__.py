@@ -122,5 +122,26 @@ FAMILY = RuleFamily(
         b"eager_execution",
     ),
     modules=TENSORFLOW_MODULES,
+    # The entry points' own names and the receivers of the methods that are entry points;
+    # test_prefilter holds them to check.py's tables.
+    names=(
+        "Session",
+        "InteractiveSession",
+        "MonitoredTrainingSession",
+        "SingularMonitoredSession",
+        "ChiefSessionCreator",
+        "WorkerSessionCreator",
+        "MonitoredSession",
+        "Server",
+        "create_local_server",
+        "RunConfig",
+        "learning.train",
+        "evaluation.evaluate_once",
+        "evaluation.evaluation_loop",
+        "enable_eager_execution",
+        "Supervisor",
+        "SessionManager",
+        "set_session",
+    ),
     checker="tfmemlint.rules.session_config.check:check",
 )

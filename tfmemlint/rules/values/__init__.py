@@ -86,7 +86,8 @@ FAMILY = RuleFamily(
         FRACTION_WHOLE_GPU,
         MEMORY_LIMIT_NOT_POSITIVE,
     ),
-    triggers=(b"per_process_gpu_memory_fraction", b"memory_limit"),
+    # `DeviceConfiguration`: a logical device's limit may be positional, with no keyword.
+    triggers=(b"per_process_gpu_memory_fraction", b"memory_limit", b"DeviceConfiguration"),
     modules=TENSORFLOW_MODULES,
     checker="tfmemlint.rules.values.check:check",
 )

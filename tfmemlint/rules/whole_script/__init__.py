@@ -50,5 +50,6 @@ FAMILY = RuleFamily(
     rules=(LATER_SESSION_IGNORED, HIDDEN_GPU_INITIALIZATION),
     triggers=(b"Session",),
     modules=TENSORFLOW_MODULES,
+    names=("Session", "InteractiveSession"),  # every finding compares or follows a session
     checker="tfmemlint.rules.whole_script.check:check",
 )

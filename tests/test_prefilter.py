@@ -1,0 +1,192 @@
+"""The pre-filter's two stages: words in the bytes, then names in the compiled code. Every rule
+test also checks that neither stage hides a finding (tests.conftest.lint_text)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BEFORE, lint_text, run_cli
+from tfmemlint import engine
+from tfmemlint.engine import UnfaithfulParseError
+from tfmemlint.prefilter import code_may_have_findings, may_have_findings
+from tfmemlint.rules import FAMILIES
+from tfmemlint.settings import Settings, select_rules
+from tfmemlint.source import SourceError, SourceText
+
+DEFAULT = select_rules()
+EVERYTHING = select_rules(extend_select=["TFM"])
+
+
+def passes(raw: bytes, selected: frozenset[str]) -> bool:
+    """Both stages, as the runner applies them to Python source."""
+    return may_have_findings(raw, selected) and code_may_have_findings(raw, selected)
+
+
+def test_prefilter_follows_the_selection() -> None:
+    """A file that only an opt-in rule could flag is parsed only when that rule is selected."""
+    raw = b'import tensorflow as tf\nif __name__ == "__main__":\n    print(tf.ones([2]))\n'
+    assert not may_have_findings(raw, DEFAULT)
+    assert may_have_findings(raw, select_rules(extend_select=["TFM205"]))
+    # Its `"__main__"` is a string: then the family's words are looked for in the bytes alone.
+    assert code_may_have_findings(raw, select_rules(extend_select=["TFM205"]))
+    assert may_have_findings(b"import tensorflow as tf\ns = tf.Session()\n", DEFAULT)
+    assert not may_have_findings(b"import os\n", EVERYTHING)
+
+
+def test_prefilter_needs_a_tensorflow_module_for_name_resolving_rules() -> None:
+    """`Session` in a Django or SQLAlchemy file cannot be TensorFlow's: names resolve only from
+    the file's own imports. TF_FORCE_GPU_ALLOW_GROWTH needs no import to be wrong."""
+    assert not may_have_findings(b"from django import x\nx.Session()\n", EVERYTHING)
+    assert not may_have_findings(b"class Server:\n    slim = 1\n", EVERYTHING)
+    for module in (b"import tensorflow as tf", b"from keras import backend", b"import tf_slim"):
+        assert may_have_findings(module + b"\nsess = Session()\n", EVERYTHING)
+    assert may_have_findings(b'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "1"\n', EVERYTHING)
+
+
+def test_tensorflow_modules_cover_every_namespace_the_rules_resolve() -> None:
+    """The pre-filter's module words and the name table's namespaces must not drift apart."""
+    from tfmemlint.names import _PUBLIC_PREFIXES, canonical_api
+    from tfmemlint.rules import TENSORFLOW_MODULES
+
+    for prefix in _PUBLIC_PREFIXES:
+        assert any(module.decode() in prefix for module in TENSORFLOW_MODULES), prefix
+    for outside in ("django.contrib.sessions.Session", "requests.Session", "sqlalchemy.Session"):
+        assert canonical_api(outside) is None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '"""Call tf.Session() once."""\nimport tensorflow as tf\n',
+        "import tensorflow as tf\n# sess = tf.Session()\n",
+        "import tensorflow as tf\nprint('tf.Session()')\n",
+        "import tensorflow as tf\nclass Hook(tf.train.SessionRunHook):\n    pass\n",
+        "import tensorflow.contrib.slim as slim\nnet = slim.conv2d(x, 3)\nmodel.train()\n",
+        "import tensorflow as tf\ndef watch(Supervisor):\n    return Supervisor\n",
+    ],
+)
+def test_words_outside_the_code_pass_only_the_first_stage(source: str) -> None:
+    """The byte stage sees the word; the compiled code never uses the API, and neither does
+    libcst's account of it."""
+    raw = source.encode()
+    assert may_have_findings(raw, EVERYTHING)
+    assert not code_may_have_findings(raw, EVERYTHING)
+    assert lint_text("t.py", source, Settings(selected=EVERYTHING)) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from tensorflow import Session as S\nS()\n",
+        "import tensorflow as tf\nS = tf.compat.v1.Session\nS()\n",
+        "from tensorflow.compat.v1 import *\nSession()\n",
+        "import tensorflow.contrib.slim as slim\nslim.learning.train(op, '/tmp')\n",
+        "from tensorflow.contrib.slim import learning as L\nL.train(op, '/tmp')\n",
+        "from tensorflow.python.training import server_lib\nserver_lib.Server(spec)\n",
+        "import tensorflow as tf\nif False:\n    sess = tf.Session()\n",
+        "import tensorflow as tf\ndef f():\n    return\n    tf.Session()\n",
+        "import tensorflow as tf\nx = f'{tf.Session()}'\n",
+        "import tensorflow as tf\nsv = tf.train.Supervisor()\nsv.managed_session()\n",
+        "import keras.backend as K\nK.set_session(s)\n",
+        "import tensorflow as tf\ntf.config.experimental.set_memory_growth(gpus[0], True)\n",
+    ],
+)
+def test_every_way_to_name_an_api_passes(source: str) -> None:
+    assert passes(source.encode(), EVERYTHING)
+
+
+def test_source_cpython_cannot_compile_goes_on_to_libcst() -> None:
+    """`return` outside a function: CPython's compiler refuses it, libcst parses it, and the
+    session in it is reported."""
+    source = "import tensorflow as tf\nreturn 1\nsess = tf.Session()\n"
+    assert passes(source.encode(), DEFAULT)
+    assert [f.code for f in lint_text("t.py", source, Settings(selected=DEFAULT))] == ["TFM101"]
+
+
+def test_a_notebooks_json_gets_the_byte_stage_only(tmp_path: Path) -> None:
+    """Compiled as Python, a notebook's JSON is one dict whose code sits in strings."""
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    cell["source"] = ["import tensorflow as tf\n", "sess = tf.Session()\n"]
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    raw = json.dumps(notebook).encode()
+    assert may_have_findings(raw, DEFAULT)
+    assert not code_may_have_findings(raw.replace(b"null", b"None"), DEFAULT)  # no names
+    path = tmp_path / "n.ipynb"
+    path.write_bytes(raw)
+    done = run_cli("check", "--no-cache", "--output-format", "json", str(path))
+    assert [f["code"] for f in json.loads(done.stdout)] == ["TFM101"], done.stderr
+
+
+def test_a_positional_memory_limit_is_reported(tmp_path: Path) -> None:
+    """The byte stage once dropped `LogicalDeviceConfiguration(-1024)`: no `memory_limit`."""
+    path = tmp_path / "limit.py"
+    path.write_text("import tensorflow as tf\ntf.config.LogicalDeviceConfiguration(-1024)\n")
+    done = run_cli("check", "--no-cache", "--output-format", "json", str(path))
+    assert [f["code"] for f in json.loads(done.stdout)] == ["TFM304"], done.stderr
+
+
+def test_both_stages_let_through_every_fixture_with_a_finding() -> None:
+    """On the fixtures' own bytes: encodings, BOMs and CRLF included."""
+    for path in sorted(BEFORE.glob("*.py")):
+        raw = path.read_bytes()
+        try:
+            text = SourceText.decode(raw).text
+        except SourceError:
+            continue  # reported as a file error, by the engine's caller
+        for selected in (DEFAULT, EVERYTHING):
+            with contextlib.suppress(UnfaithfulParseError):  # likewise
+                found = engine.lint_text(path.name, text, Settings(selected=selected))
+                if any(not finding.code.startswith("TFM9") for finding in found):
+                    assert passes(raw, selected), path.name
+
+
+def test_family_names_cover_every_api_the_rules_start_from() -> None:
+    """Each API's declared name must be a tail of it that every spelling of it holds
+    literally: beyond whatever prefix the name table maps (`...server_lib.` to `train.`)."""
+    from tfmemlint.names import _PUBLIC_PREFIXES
+    from tfmemlint.rules.eager.check import GROWTH, LIMIT, VISIBILITY
+    from tfmemlint.rules.session_config.check import ENTRY_POINTS, METHOD_ENTRY_POINTS
+    from tfmemlint.rules.whole_script.check import _SESSIONS
+
+    by_family = {f.checker.split(".")[2]: f for f in FAMILIES if f.checker is not None}
+    starts = {
+        "session_config": {
+            *ENTRY_POINTS,
+            *(receiver for receiver, _ in METHOD_ENTRY_POINTS),
+            "keras.backend.set_session",
+        },
+        "whole_script": set(_SESSIONS),
+        "eager": {*GROWTH, *LIMIT, *VISIBILITY},
+    }
+    mapped = {*_PUBLIC_PREFIXES.values(), "keras."}
+    for family_name, apis in starts.items():
+        names = [name.split(".") for name in by_family[family_name].names]
+        for api in apis:
+            parts = api.split(".")
+            literal = min(
+                (len(api[len(prefix) :].split(".")) for prefix in mapped if api.startswith(prefix)),
+                default=len(parts),
+            )
+            assert any(parts[-len(name) :] == name and len(name) <= literal for name in names), (
+                family_name,
+                api,
+            )
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_verbose_counts_the_second_stage_as_pre_filtered(tmp_path: Path, jobs: str) -> None:
+    """Ten files that name `Session` only in a docstring, one that creates one: the second
+    stage drops the ten, in this process or in the workers."""
+    for number in range(10):
+        quiet = f'"""Never calls tf.Session()."""\nimport tensorflow as tf\nx{number} = 1\n'
+        (tmp_path / f"quiet{number}.py").write_text(quiet)
+    (tmp_path / "bare.py").write_text("import tensorflow as tf\nsess = tf.Session()\n")
+    done = run_cli("check", "--no-cache", "-v", "-j", jobs, str(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert re.search(r"pre-filtered out +10 files", done.stderr), done.stderr
+    assert re.search(r"parsed \([^)]*\) +1 files", done.stderr), done.stderr
