@@ -86,8 +86,10 @@ FAMILY = RuleFamily(
         FRACTION_WHOLE_GPU,
         MEMORY_LIMIT_NOT_POSITIVE,
     ),
-    # `DeviceConfiguration`: a logical device's limit may be positional, with no keyword.
-    triggers=(b"per_process_gpu_memory_fraction", b"memory_limit", b"DeviceConfiguration"),
+    # A `memory_limit` counts only in a Logical/VirtualDeviceConfiguration, where it may also
+    # be positional: that name is the trigger. `memory_limit_mb` and the fraction count in any
+    # call, dict or attribute.
+    triggers=(b"per_process_gpu_memory_fraction", b"memory_limit_mb", b"DeviceConfiguration"),
     modules=TENSORFLOW_MODULES,
     checker="tfmemlint.rules.values.check:check",
 )
