@@ -35,6 +35,21 @@ SESSION = b"import tensorflow as tf\nsess = tf.Session()\n"
             "TFM907",
             1,
         ),
+        # Nested past the limits of CPython's parser, and a little further, libcst's native
+        # parser overflows the stack and kills the process: never handed to it.
+        (
+            b"import tensorflow as tf\nx = " + b"-" * 10_000 + b"1\nsess = tf.Session()\n",
+            "TFM902",
+            1,
+        ),
+        (
+            b"import tensorflow as tf\nx = "
+            + b"[" * 1500
+            + b"]" * 1500
+            + b"\nsess = tf.Session()\n",
+            "TFM902",
+            2,
+        ),
     ],
 )
 def test_bad_input_gets_its_own_diagnostic_and_the_run_goes_on(
@@ -51,6 +66,18 @@ def test_bad_input_gets_its_own_diagnostic_and_the_run_goes_on(
     assert (tmp_path / "bad.py").read_bytes() == raw  # never touched
     assert b"allow_growth=True" in (tmp_path / "good.py").read_bytes()
     assert result.returncode == 1
+
+
+def test_a_file_nested_too_deeply_costs_no_worker(tmp_path: Path) -> None:
+    """Among enough files for worker processes: one that would crash the parser is reported,
+    and every other file is checked."""
+    for number in range(10):
+        (tmp_path / f"good{number}.py").write_bytes(SESSION)
+    (tmp_path / "deep.py").write_bytes(SESSION + b"x = " + b"-" * 20_000 + b"1\n")
+    result = run_cli("-j", "2", "--output-format", "json", ".", cwd=tmp_path)
+    found = sorted((Path(f["filename"]).name, f["code"]) for f in json.loads(result.stdout))
+    assert found == [("deep.py", "TFM902")] + [(f"good{n}.py", "TFM101") for n in range(10)]
+    assert result.returncode == 1, result.stderr
 
 
 def test_paths_that_are_not_plain_files(tmp_path: Path) -> None:

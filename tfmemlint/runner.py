@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.discovery import Exclusions, Missing, discover
 from tfmemlint.model import FileResult, Finding, Location, Rule
-from tfmemlint.prefilter import code_may_have_findings, may_have_findings
+from tfmemlint.prefilter import code_may_have_findings, may_have_findings, too_deep_for_python
 from tfmemlint.rules.file_errors import (
     INTERNAL_ERROR,
     INVALID_ENCODING,
@@ -199,6 +199,13 @@ def check_bytes(
     except SourceError as exc:
         result.findings.append(_diagnostic(filename, _DECODE_ERRORS[exc.kind], str(exc), exc.row))
         return result, None
+    too_deep = too_deep_for_python(raw)
+    if too_deep is not None:
+        message, row, column = too_deep
+        result.findings.append(
+            _diagnostic(filename, SYNTAX_ERROR, f"Syntax error: {message}", row, column)
+        )
+        return result, source
 
     import libcst as cst
 

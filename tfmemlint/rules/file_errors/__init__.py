@@ -108,7 +108,9 @@ SYNTAX_ERROR = Rule(
     fixable=False,
     doc=RuleDoc(
         what_it_does="Reports a file that does not parse as Python 3 (Python 2 code is TFM904), "
-        "with Python's own message and position.",
+        "with Python's own message and position. That includes code nested deeper than "
+        "Python's parser allows (thousands of unary minus signs, 200 brackets), which is never "
+        "handed to libcst: its parser would overflow its stack and take the run down.",
         why="tfmemlint never rewrites a file it cannot parse. " + _GOES_ON,
         example="def f(:\n    pass",
         use_instead="def f():\n    pass",
