@@ -35,6 +35,9 @@ SESSION = b"import tensorflow as tf\nsess = tf.Session()\n"
             "TFM907",
             1,
         ),
+        # Codecs Python knows that cannot decode source: once an exception that ended the run.
+        (b"# coding: undefined\nimport tensorflow as tf\nsess = tf.Session()\n", "TFM907", 1),
+        (b"# coding: punycode\nimport tensorflow as tf\nsess = tf.Session()\n", "TFM907", 1),
         # Nested past the limits of CPython's parser, and a little further, libcst's native
         # parser overflows the stack and kills the process: never handed to it.
         (
@@ -68,16 +71,30 @@ def test_bad_input_gets_its_own_diagnostic_and_the_run_goes_on(
     assert result.returncode == 1
 
 
-def test_a_file_nested_too_deeply_costs_no_worker(tmp_path: Path) -> None:
-    """Among enough files for worker processes: one that would crash the parser is reported,
-    and every other file is checked."""
+@pytest.mark.parametrize(
+    "deep, code, status",
+    [
+        # Past the limits of CPython's parser: never handed to libcst.
+        (b"x = " + b"-" * 20_000 + b"1\n", "TFM902", 1),
+        # CPython compiles it; libcst's parser needs more stack than the usual 8 MB, and its
+        # Python side then runs out of recursion: one file's internal error.
+        (b"ok = " + b" and ".join([b"a"] * 10_000) + b"\n", "TFM903", 2),
+    ],
+)
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_nested_too_deeply_takes_nothing_down(
+    tmp_path: Path, deep: bytes, code: str, status: int, jobs: str
+) -> None:
+    """Among enough files for worker processes, or in this process: one that would overflow
+    the parser's stack (which once killed the run without a word) is reported, and every
+    other file is checked."""
     for number in range(10):
         (tmp_path / f"good{number}.py").write_bytes(SESSION)
-    (tmp_path / "deep.py").write_bytes(SESSION + b"x = " + b"-" * 20_000 + b"1\n")
-    result = run_cli("-j", "2", "--output-format", "json", ".", cwd=tmp_path)
+    (tmp_path / "deep.py").write_bytes(SESSION + deep)
+    result = run_cli("-j", jobs, "--output-format", "json", ".", cwd=tmp_path)
+    assert result.returncode == status, result.stderr
     found = sorted((Path(f["filename"]).name, f["code"]) for f in json.loads(result.stdout))
-    assert found == [("deep.py", "TFM902")] + [(f"good{n}.py", "TFM101") for n in range(10)]
-    assert result.returncode == 1, result.stderr
+    assert found == [("deep.py", code)] + [(f"good{n}.py", "TFM101") for n in range(10)]
 
 
 def test_paths_that_are_not_plain_files(tmp_path: Path) -> None:

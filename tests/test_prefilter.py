@@ -190,3 +190,18 @@ def test_verbose_counts_the_second_stage_as_pre_filtered(tmp_path: Path, jobs: s
     assert done.returncode == 1, done.stderr
     assert re.search(r"pre-filtered out +10 files", done.stderr), done.stderr
     assert re.search(r"parsed \([^)]*\) +1 files", done.stderr), done.stderr
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from __future__ import annotations\nimport tensorflow as tf\n"
+        "def f(x: tf.Session() = None):\n    pass\n",
+        "import tensorflow as tf\ndef f():\n    x: tf.Session() = 1\n",
+    ],
+)
+def test_a_call_in_an_annotation_python_never_evaluates_is_not_looked_at(source: str) -> None:
+    """The second stage's documented limit (README, "What it understands"): such a call never
+    runs, and its names are not in the compiled code."""
+    assert may_have_findings(source.encode(), DEFAULT)
+    assert not code_may_have_findings(source.encode(), DEFAULT)

@@ -50,8 +50,8 @@ class SourceText(NamedTuple):
             row = raw.count(b"\n", 0, exc.start) + 1
             message = f"Bytes not valid in {encoding} at byte {exc.start}"
             raise SourceError(message, "invalid-encoding", row) from None
-        except LookupError as exc:
-            raise SourceError(str(exc), "unknown-encoding") from None
+        except (LookupError, UnicodeError) as exc:  # `hex`; `undefined` or `punycode` that fail
+            raise SourceError(f"Cannot decode with {encoding}: {exc}", "unknown-encoding") from None
         return cls(text, encoding)
 
     def encode(self, text: str) -> bytes:
