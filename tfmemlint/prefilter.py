@@ -11,15 +11,29 @@
 from __future__ import annotations
 
 import re
-import warnings
+from collections.abc import Iterator
 from functools import lru_cache
 from types import CodeType
 
-from tfmemlint.rules import FAMILIES
+from tfmemlint.model import Rule
+from tfmemlint.rules import FAMILIES, RuleFamily
+from tfmemlint.source import compile_python
 
 # (trigger words, module words): a file passes when it holds a trigger word and, where module
 # words are given, one of those too.
 Condition = tuple[tuple[bytes, ...], tuple[bytes, ...]]
+
+
+def _selected_families(
+    selected: frozenset[str],
+) -> Iterator[tuple[RuleFamily, list[Rule], set[bytes]]]:
+    """Each family with a selected rule and a trigger word: (family, its selected rules, the
+    trigger words of the family and of those rules)."""
+    for family in FAMILIES:
+        chosen = [rule for rule in family.rules if rule.code in selected]
+        triggers = {*family.triggers, *(t for rule in chosen for t in rule.triggers)}
+        if chosen and triggers:
+            yield family, chosen, triggers
 
 
 @lru_cache(maxsize=8)
@@ -27,13 +41,8 @@ def _conditions(selected: frozenset[str]) -> tuple[Condition, ...]:
     """One condition per set of module words, holding the trigger words of every selected
     family that needs those modules: the module words, rarer, are searched first."""
     grouped: dict[tuple[bytes, ...], set[bytes]] = {}
-    for family in FAMILIES:
-        chosen = [rule for rule in family.rules if rule.code in selected]
-        if not chosen:
-            continue
-        triggers = {*family.triggers, *(t for rule in chosen for t in rule.triggers)}
-        if triggers:
-            grouped.setdefault(family.modules, set()).update(triggers)
+    for family, _, triggers in _selected_families(selected):
+        grouped.setdefault(family.modules, set()).update(triggers)
     return tuple((tuple(sorted(triggers)), modules) for modules, triggers in grouped.items())
 
 
@@ -58,11 +67,7 @@ def _code_conditions(
     first group whenever it is selected."""
     in_text: list[Condition] = []
     in_code: list[CodeCondition] = []
-    for family in FAMILIES:
-        chosen = [rule for rule in family.rules if rule.code in selected]
-        triggers = {*family.triggers, *(t for rule in chosen for t in rule.triggers)}
-        if not chosen or not triggers:
-            continue
+    for family, chosen, triggers in _selected_families(selected):
         if family.names and not any(rule.triggers for rule in chosen):
             modules = tuple(module.decode() for module in family.modules)
             in_code.append((modules, tuple(tuple(name.split(".")) for name in family.names)))
@@ -128,9 +133,7 @@ def _compiled(raw: bytes) -> CodeType | Exception:
     """CPython's compile of `raw`, or what it raised: the second stage and the depth check ask
     about the same file in a row."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # about the user's code, which they did not ask about
-            return compile(raw, "<tfmemlint>", "exec", dont_inherit=True, optimize=0)
+        return compile_python(raw)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return exc.with_traceback(None)
 

@@ -9,6 +9,8 @@ import itertools
 import os
 import re
 import warnings
+from collections.abc import Iterator
+from types import CodeType
 from typing import NamedTuple
 
 from tfmemlint.model import Location
@@ -107,9 +109,22 @@ class LineIndex:
 def parse_python(text: str) -> ast.Module:
     """CPython's own parse of `text`, without the warnings it prints about the code (invalid
     escapes, `(...)()`): they are about the user's code, which they did not ask about."""
+    with _quietly():
+        return ast.parse(text)
+
+
+def compile_python(raw: bytes) -> CodeType:
+    """CPython's compile of a file's bytes (its coding cookie and BOM as Python reads them),
+    as plain as Python runs it, and as quiet as `parse_python`."""
+    with _quietly():
+        return compile(raw, "<tfmemlint>", "exec", dont_inherit=True, optimize=0)
+
+
+@contextlib.contextmanager
+def _quietly() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(text)
+        yield
 
 
 def create_temporary(directory: str, prefix: str, suffix: str = ".tmp") -> tuple[int, str]:
