@@ -124,6 +124,41 @@ def test_traps_are_not_findings(source: str) -> None:
     assert codes(source, "TFM190") == []
 
 
+# A star import reaches a name only where no local one hides it. Each of these binds `Session`
+# locally, so the call raises UnboundLocalError or calls the local; it never makes a session.
+@pytest.mark.parametrize(
+    "body",
+    [
+        "def f():\n    Session: type\n    return Session()\n",
+        "def f():\n    try:\n        pass\n    except* ValueError as Session:\n"
+        "        return Session()\n",
+        "def f(x):\n    match x:\n        case {**Session}:\n            return Session()\n",
+        "def f[Session]():\n    return Session()\n",
+        "class C[Session]:\n    def m(self):\n        return Session()\n",
+        "type Alias[Session] = Session()\n",
+    ],
+)
+def test_local_names_hide_a_star_import(body: str) -> None:
+    assert codes(f"from tensorflow import *\n{body}", "TFM190") == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # In a module or a class, an annotation without a value binds nothing.
+        "from tensorflow import *\nSession: type\nsess = Session()\n",
+        "from tensorflow import *\nclass C:\n    Session: type\n    sess = Session()\n",
+        # A declared name that is then assigned is resolved from its assignment.
+        "import tensorflow as tf\ndef f():\n    make: type\n    make = tf.Session\n"
+        "    return make()\n",
+        # Type parameters hide nothing else.
+        "import tensorflow as tf\nclass C[T]:\n    def m(self):\n        return tf.Session()\n",
+    ],
+)
+def test_what_does_not_hide_a_star_import_or_a_binding(source: str) -> None:
+    assert codes(source) == ["TFM101"]
+
+
 # -- memory-aware configs are never findings ---------------------------------------------------
 @pytest.mark.parametrize(
     "source",

@@ -103,6 +103,9 @@ class Scope:
     node: cst.CSTNode
     parent: Scope | None
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    # Names a function makes local without a value (`x: int`): they hide outer bindings and
+    # star imports, but a binding with a value, where there is one, says more.
+    declarations: dict[str, list[Binding]] = field(default_factory=dict)
     globals: set[str] = field(default_factory=set)
     star_imports: list[str] = field(default_factory=list)
 
@@ -206,6 +209,8 @@ def _is_reference(node: cst.Name, parent: cst.CSTNode | None) -> bool:
         return parent.attr is not node
     if isinstance(parent, cst.Arg):
         return parent.keyword is not node
+    if isinstance(parent, (cst.TypeAlias, cst.TypeVar, cst.TypeVarTuple, cst.ParamSpec)):
+        return parent.name is not node  # `type X[T: Bound] = value`: only bounds and values
     definitions = (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef, cst.Param)
     return not isinstance(parent, (*definitions, cst.NameItem))
 
@@ -383,10 +388,16 @@ class ModuleNames(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._bind(node.name.value, "other")
         self._push("function", node)
+        self._bind_type_params(node.type_parameters)
         self._bind_params(node.params)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._pop()
+
+    def _bind_type_params(self, type_parameters: cst.TypeParameters | None) -> None:
+        """PEP 695's `[T, *Ts, **P]`: names bound in the scope that the definition opens."""
+        for type_param in type_parameters.params if type_parameters is not None else ():
+            self._bind(type_param.param.name.value, "other")
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._push("lambda", node)
@@ -405,9 +416,24 @@ class ModuleNames(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._bind(node.name.value, "other")
+        if node.type_parameters is not None:
+            # A class's type parameters live in a scope of their own around it, which its
+            # methods see (they skip the class's own scope).
+            self._scope = Scope("function", node.type_parameters, self._scope)
+            self._bind_type_params(node.type_parameters)
         self._push("class", node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._pop()
+        if original_node.type_parameters is not None:
+            self._pop()
+
+    def visit_TypeAlias(self, node: cst.TypeAlias) -> None:
+        self._bind(node.name.value, "other")
+        self._push("function", node)  # the value is evaluated lazily, in a scope of its own
+        self._bind_type_params(node.type_parameters)
+
+    def leave_TypeAlias(self, original_node: cst.TypeAlias) -> None:
         self._pop()
 
     def _visit_comprehension(self, node: cst.CSTNode) -> None:
@@ -472,6 +498,13 @@ class ModuleNames(cst.CSTVisitor):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is None:
+            # `x: int` makes x local to a function; in a module or class it binds nothing.
+            if self._scope.kind == "function" and isinstance(node.target, cst.Name):
+                self.all_names.add(node.target.value)
+                declaration = Binding(
+                    node.target.value, self._scope, "other", self._order, self._statement
+                )
+                self._scope.declarations.setdefault(node.target.value, []).append(declaration)
             return
         if isinstance(node.target, cst.Name):
             self._bind(node.target.value, "assign", value=node.value)
@@ -491,9 +524,11 @@ class ModuleNames(cst.CSTVisitor):
         if node.asname is not None:
             self._bind_targets(node.asname.name)
 
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+    def visit_ExceptHandler(self, node: cst.ExceptHandler | cst.ExceptStarHandler) -> None:
         if node.name is not None:
             self._bind_targets(node.name.name)
+
+    visit_ExceptStarHandler = visit_ExceptHandler
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         # PEP 572: in a comprehension, := binds in the enclosing function or module.
@@ -513,6 +548,10 @@ class ModuleNames(cst.CSTVisitor):
     def visit_MatchStar(self, node: cst.MatchStar) -> None:
         if node.name is not None:
             self._bind(node.name.value, "other")
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        if node.rest is not None:  # `case {"k": v, **rest}`
+            self._bind(node.rest.value, "other")
 
     # -- references --------------------------------------------------------------------------
     def visit_Return(self, node: cst.Return) -> None:
@@ -577,7 +616,8 @@ class ModuleNames(cst.CSTVisitor):
         current: Scope | None = reference.scope
         own = True
         while current is not None and current is not scope:
-            shadows = name in current.bindings and name not in current.globals
+            declared = name in current.bindings or name in current.declarations
+            shadows = declared and name not in current.globals
             if shadows and (own or current.kind != "class"):
                 return False
             current = current.parent
@@ -594,7 +634,7 @@ class ModuleNames(cst.CSTVisitor):
                 continue
             if name in current.globals:
                 current = current.module()
-            bindings = current.bindings.get(name)
+            bindings = current.bindings.get(name) or current.declarations.get(name)
             if bindings:
                 if own:
                     earlier = [b for b in bindings if b.order < order]
