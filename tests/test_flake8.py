@@ -6,10 +6,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _flake8(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "flake8", *args], cwd=cwd, capture_output=True, text=True
+        [sys.executable, "-m", "flake8", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,  # a worker that dies hangs flake8's pool
     )
 
 
@@ -31,3 +37,17 @@ def test_flake8_leaves_syntax_errors_to_itself(tmp_path: Path) -> None:
     (tmp_path / "py2.py").write_text("import tensorflow as tf\nprint 'x'\nsess = tf.Session()\n")
     result = _flake8("--select", "TFM,E999", "py2.py", cwd=tmp_path)
     assert "E999" in result.stdout and "TFM" not in result.stdout
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_flake8_outlives_a_file_nested_too_deeply(tmp_path: Path, jobs: str) -> None:
+    """CPython compiles a 10,000-term `and` chain, so flake8 hands it to the plugin; libcst's
+    parser then overflowed the usual 8 MB stack: flake8 died (-j 1) or hung (-j 2)."""
+    session = "import tensorflow as tf\nsess = tf.Session()\n"
+    (tmp_path / "deep.py").write_text(session + "ok = " + " and ".join(["a"] * 10_000) + "\n")
+    (tmp_path / "good.py").write_text(session)
+    result = _flake8("-j", jobs, "--select", "TFM", ".", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    deep, good = sorted(result.stdout.splitlines())
+    assert deep.startswith("./deep.py:1:1: TFM903 Internal error: RecursionError")
+    assert good.startswith("./good.py:2:8: TFM101 ")

@@ -164,6 +164,7 @@ def parse(text: str) -> cst.Module:
     there says the work belongs elsewhere, and the check even rejects some valid code,
     LibCST#1061). The check is skipped only for nodes this thread builds during this call; the
     check that the tree gives back the text byte for byte still guards every position and fix."""
+    _make_room_for_deep_parses()
     if not _NODE_CHECK_SWITCHABLE:
         return cst.parse_module(text)
     _this_thread.parsing = True
@@ -174,6 +175,29 @@ def parse(text: str) -> cst.Module:
 
 
 _this_thread = threading.local()
+
+# libcst's native parser recurses on the C stack, as do its codegen and visitors through C calls:
+# a 10,000-term `a and a and ...` chain, which CPython compiles, overflows the usual 8 MB and
+# kills the process (a worker, the run, or flake8 with the plugin). On Linux the main thread's
+# stack grows on demand up to RLIMIT_STACK, read at each fault (in practice up to the 128 MB or
+# more left below it when the process started).
+DEEP_STACK_BYTES = 256 << 20
+
+
+@functools.cache
+def _make_room_for_deep_parses() -> None:
+    """Raise this process's soft stack limit to DEEP_STACK_BYTES, within the hard one, before its
+    first parse. Parses run on the main thread of whichever process lints; where the limit
+    cannot move, nothing changes."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    wanted = DEEP_STACK_BYTES if hard == resource.RLIM_INFINITY else min(hard, DEEP_STACK_BYTES)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_STACK, (wanted, hard))
 
 
 def _install_node_check_switch() -> bool:

@@ -31,11 +31,16 @@ class Plugin:
         import libcst as cst
 
         from tfmemlint.engine import lint_text
+        from tfmemlint.rules.file_errors import INTERNAL_ERROR
 
         try:
             findings = lint_text(self.filename, text, settings)
         except cst.ParserSyntaxError:
             return  # flake8 reports syntax errors itself (E999)
+        except Exception as exc:  # one file's failure must not end flake8's run
+            message = f"{INTERNAL_ERROR.code} Internal error: {type(exc).__name__}: {exc}"
+            yield 1, 0, message, type(self)
+            return
         for finding in findings:
             where = finding.location
             yield where.row, where.column - 1, f"{finding.code} {finding.message}", type(self)

@@ -6,7 +6,6 @@ Nothing here imports libcst until a file passes the pre-filter.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import sys
 import time
@@ -208,7 +207,6 @@ def check_bytes(
         )
         return result, source
 
-    _make_room_for_deep_parses()
     import libcst as cst
 
     from tfmemlint.engine import fix_text, lint_text
@@ -241,28 +239,6 @@ def check_bytes(
         result.original, result.fixed_text = source.text, fixed_text
         result.fixed = fixed
     return result, source
-
-
-# libcst's native parser recurses on the C stack, as do its codegen and visitors through C calls:
-# a 10,000-term `a and a and ...` chain, which CPython compiles, overflows the usual 8 MB and
-# kills the process. On Linux the main thread's stack grows on demand up to RLIMIT_STACK, read
-# at each fault (in practice up to the 128 MB or more left below it when the process started).
-DEEP_STACK_BYTES = 256 << 20
-
-
-@functools.cache
-def _make_room_for_deep_parses() -> None:
-    """Raise this process's soft stack limit to DEEP_STACK_BYTES, within the hard one. Parses run
-    on the main thread, here and in the workers; where the limit cannot move, nothing changes."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
-    wanted = DEEP_STACK_BYTES if hard == resource.RLIM_INFINITY else min(hard, DEEP_STACK_BYTES)
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_STACK, (wanted, hard))
 
 
 def run(
