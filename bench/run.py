@@ -3,6 +3,8 @@ alternating the two so that drift hits both alike. Reports medians and ratios, n
 
   cold        tfmemlint check --no-cache   vs  ruff check --select E9 --no-cache --isolated
   warm        tfmemlint check (cached)     vs  ruff check --select E9 --isolated (cached)
+              (both also time floors: bare scripts that find every file and read it (and parse
+              the session files with ast, or with libcst), or, warm, import click and stat it)
   pre-commit  tfmemlint on 5 files of TREE that hold no session  vs  python -c "import click"
   fix         tfmemlint --fix on generated files that all need a fix  vs  libcst parsing them
   table       tfmemlint --fix on the generated 1.6 MB table module (seconds, not a ratio)
@@ -58,12 +60,15 @@ def _side_by_side(
     theirs: list[str],
     rounds: int,
     prepare: Callable[[], None] | None = None,
-) -> tuple[float, float]:
-    mine, yardstick = [], []
+    *others: list[str],
+) -> tuple[float, ...]:
+    """Medians of each command, run in turn round after round: ours, the yardstick, others."""
+    commands = (ours, theirs, *others)
+    times: list[list[float]] = [[] for _ in commands]
     for _ in range(rounds):
-        mine.append(_time(ours, prepare))
-        yardstick.append(_time(theirs, prepare))
-    return statistics.median(mine), statistics.median(yardstick)
+        for command, taken in zip(commands, times, strict=True):
+            taken.append(_time(command, prepare))
+    return tuple(statistics.median(taken) for taken in times)
 
 
 def _ratio(name: str, ours: float, theirs: float, target: float, yardstick: str) -> dict:
@@ -90,10 +95,67 @@ def _absolute(name: str, value: float, target: float, unit: str) -> dict:
     }
 
 
+# Floors: bare scripts that do the least a Python tool must do on the tree, and nothing more.
+# A ratio target below a floor's ratio cannot be met by work inside tfmemlint. The parsing floors
+# show what the parser costs: they parse, in one process, each file that names both
+# `tensorflow` and `Session` (files any session rule has to look into).
+_FIND_PY = """
+import os, sys
+def python_files(folder):
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                yield from python_files(entry.path)
+            elif entry.name.endswith(".py"):
+                yield entry.path
+"""
+_READ = """
+for path in python_files(sys.argv[1]):
+    with open(path, "rb") as file:
+        raw = file.read()
+    if PARSE is not None and b"tensorflow" in raw and b"Session" in raw:
+        try:
+            PARSE(raw)
+        except Exception:
+            pass
+"""
+COLD_FLOORS = {
+    "read every file": _FIND_PY + "PARSE = None\n" + _READ,
+    "+ ast parse": _FIND_PY + "import ast\nPARSE = ast.parse\n" + _READ,
+    "+ libcst parse": _FIND_PY + "import libcst\nPARSE = libcst.parse_module\n" + _READ,
+}
+# Warm, for a click CLI whose cache trusts a file's stat: start up, import click, stat every file.
+WARM_FLOORS = {
+    "stat every file": _FIND_PY
+    + "import click\nfor p in python_files(sys.argv[1]):\n    os.stat(p)\n"
+}
+
+
+def _with_floors(
+    name: str,
+    target: float,
+    yardstick_label: str,
+    commands: tuple[list[str], list[str]],
+    tree: Path,
+    rounds: int,
+    floors: dict[str, str],
+) -> dict:
+    """Times ours, the yardstick and each floor in turn: the ratio, with each floor's."""
+    scripts = [[PYTHON, "-c", script, str(tree)] for script in floors.values()]
+    mine, yardstick, *least = _side_by_side(*commands, rounds, None, *scripts)
+    result = _ratio(name, mine, yardstick, target, yardstick_label)
+    result["floors"] = {
+        floor: {"s": round(seconds, 3), "ratio": round(seconds / yardstick, 2)}
+        for floor, seconds in zip(floors, least, strict=True)
+    }
+    return result
+
+
 def cold(tree: Path, rounds: int, target: float) -> dict:
     ours = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(tree)]
     theirs = [*RUFF, "check", "--select", "E9", "--no-cache", *QUIET, str(tree)]
-    return _ratio("cold", *_side_by_side(ours, theirs, rounds), target, "ruff --select E9")
+    commands = (ours, theirs)
+    return _with_floors("cold", target, "ruff --select E9", commands, tree, rounds, COLD_FLOORS)
 
 
 def warm(tree: Path, rounds: int, scratch: Path) -> dict:
@@ -101,7 +163,8 @@ def warm(tree: Path, rounds: int, scratch: Path) -> dict:
     theirs = [*RUFF, "check", "--select", "E9", "--cache-dir", str(scratch / "ruff-cache")]
     theirs += [*QUIET, str(tree)]
     _time(ours), _time(theirs)  # fill both caches
-    return _ratio("warm", *_side_by_side(ours, theirs, rounds), 2.5, "ruff --select E9, cached")
+    yardstick = "ruff --select E9, cached"
+    return _with_floors("warm", 2.5, yardstick, (ours, theirs), tree, rounds, WARM_FLOORS)
 
 
 def pre_commit(tree: Path, rounds: int, scratch: Path) -> dict:
@@ -218,10 +281,13 @@ def main() -> None:
             detail = f"{r['tfmemlint_s']:.3f} s vs {r['yardstick_s']:.3f} s ({r['yardstick']})"
         else:
             detail = ""
+
         target = f"target <= {r['target']}"
         print(
             f"  {r['name']:<11} {r['value']:>8} {r['unit']:<3} {target:<16} {verdict:<8} {detail}"
         )
+        for name, floor in r.get("floors", {}).items():
+            print(f"  {'':<11} {floor['ratio']:>8} x   floor: {name} ({floor['s']:.3f} s)")
 
 
 if __name__ == "__main__":

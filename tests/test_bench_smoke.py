@@ -4,6 +4,7 @@ speed is measured with bench/, not with timed tests)."""
 from __future__ import annotations
 
 import json
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -47,5 +48,19 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
     for name in ("cold", "warm", "pre-commit", "fix"):
         assert results[name]["unit"] == "x" and results[name]["value"] > 0
         assert results[name]["tfmemlint_s"] > 0 and results[name]["yardstick_s"] > 0
+    assert len(results["cold"]["floors"]) == 3 and len(results["warm"]["floors"]) == 1
+    for name in ("cold", "warm"):
+        assert all(f["s"] > 0 and f["ratio"] > 0 for f in results[name]["floors"].values())
     assert results["table"]["unit"] == "s" and results["memory"]["unit"] == "MB"
     assert results["memory"]["value"] > 10  # a real peak RSS, in MB
+
+
+def test_the_floor_scripts_run(tmp_path: Path) -> None:
+    """The bench times them without looking at their exit status: they must not fail fast."""
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "deep" / "er" / "a.py").write_text("x = 1\n")
+    bench = runpy.run_path(str(ROOT / "bench" / "run.py"))
+    (tmp_path / "deep" / "s.py").write_text("import tensorflow as tf\ntf.Session()\n")
+    (tmp_path / "deep" / "bad.py").write_text("import tensorflow as tf\ntf.Session(\n")
+    for floor in [*bench["COLD_FLOORS"].values(), *bench["WARM_FLOORS"].values()]:
+        subprocess.run([sys.executable, "-c", floor, str(tmp_path)], check=True)
