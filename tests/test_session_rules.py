@@ -159,6 +159,53 @@ def test_what_does_not_hide_a_star_import_or_a_binding(source: str) -> None:
     assert codes(source) == ["TFM101"]
 
 
+def test_a_type_alias_in_a_class_sees_the_class_names() -> None:
+    source = "from tensorflow import *\nclass C:\n    Session = object\n    type A = Session()\n"
+    assert codes(source, "TFM190") == []
+
+
+def test_nonlocal_reaches_past_a_bare_annotation() -> None:
+    source = """\
+        from tensorflow import *
+        import tensorflow as tf
+        def f():
+            Session: type
+            def g():
+                nonlocal Session
+                Session = tf.Session
+            g()
+            return Session()
+        """
+    assert codes(source) == ["TFM101"]
+
+
+@pytest.mark.parametrize(
+    "before, expected",
+    [
+        # The generic class, in a function, must not leave later code in the wrong scope.
+        (
+            "def make():\n    class Box[T]:\n        pass\n    config = None\n    return config\n",
+            [],
+        ),
+        # Nor credit a class's own config settings to the module's config.
+        (
+            "class Outer:\n    class Inner[T]:\n        pass\n    config = tf.ConfigProto()\n"
+            "    config.gpu_options.allow_growth = True\n",
+            ["TFM102"],
+        ),
+    ],
+)
+def test_generic_classes_keep_later_settings_in_their_scope(
+    before: str, expected: list[str]
+) -> None:
+    source = (
+        f"import tensorflow as tf\nconfig = tf.ConfigProto()\n{before}"
+        + ("config.gpu_options.allow_growth = True\n" if not expected else "")
+        + "sess = tf.Session(config=config)\n"
+    )
+    assert codes(source) == expected
+
+
 # -- memory-aware configs are never findings ---------------------------------------------------
 @pytest.mark.parametrize(
     "source",

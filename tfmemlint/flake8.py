@@ -38,7 +38,8 @@ class Plugin:
         except cst.ParserSyntaxError:
             return  # flake8 reports syntax errors itself (E999)
         except Exception as exc:  # one file's failure must not end flake8's run
-            message = f"{INTERNAL_ERROR.code} Internal error: {type(exc).__name__}: {exc}"
+            detail = " ".join(f"{type(exc).__name__}: {exc}".split())  # flake8 prints one line
+            message = f"{INTERNAL_ERROR.code} Internal error: {detail}"
             yield 1, 0, message, type(self)
             return
         for finding in findings:

@@ -17,7 +17,9 @@ from typing import Literal
 
 import libcst as cst
 
-ScopeKind = Literal["module", "function", "class", "lambda", "comprehension"]
+# "annotation": PEP 695's scope of type parameters and of a type alias's value; unlike a
+# function's, it sees the names of a class right around it.
+ScopeKind = Literal["module", "function", "class", "lambda", "comprehension", "annotation"]
 
 # The namespaces whose ConfigProto and GPUOptions a fix may spell: TF1's API (top level or
 # compat.v1) and config_pb2. session.py holds sessions only.
@@ -117,6 +119,12 @@ class Scope:
         while scope.parent is not None:
             scope = scope.parent
         return scope
+
+
+def _sees_names_of(inner: Scope | None, scope: Scope) -> bool:
+    """Whether code in `inner` (None: in `scope` itself) sees the names `scope` binds: a class's
+    names are seen only in its own body and in annotation scopes right inside it."""
+    return inner is None or scope.kind != "class" or inner.kind == "annotation"
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,6 +227,7 @@ class _ReferenceCollector(cst.CSTVisitor):
     def __init__(self, names: ModuleNames) -> None:
         self.scopes = names.scope_of_node
         self.scope = names.module_scope
+        self.outer: list[Scope] = []  # the scope around each scope node entered
         self.ancestry: Ancestry | None = None
         self.found: dict[str, list[Reference]] = {}
 
@@ -230,13 +239,16 @@ class _ReferenceCollector(cst.CSTVisitor):
         ):
             reference = Reference(node, self.scope, self.ancestry)
             self.found.setdefault(node.value, []).append(reference)
-        self.scope = self.scopes.get(node, self.scope)
+        if node in self.scopes:
+            self.outer.append(self.scope)
+            self.scope = self.scopes[node]
         self.ancestry = Ancestry(node, self.ancestry)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if original_node in self.scopes and self.scope.parent is not None:
-            self.scope = self.scope.parent
+        if original_node in self.scopes:
+            # Not the scope's parent: a generic class's parent is its type parameters' scope.
+            self.scope = self.outer.pop()
         assert self.ancestry is not None
         self.ancestry = self.ancestry.parent
 
@@ -419,7 +431,7 @@ class ModuleNames(cst.CSTVisitor):
         if node.type_parameters is not None:
             # A class's type parameters live in a scope of their own around it, which its
             # methods see (they skip the class's own scope).
-            self._scope = Scope("function", node.type_parameters, self._scope)
+            self._scope = Scope("annotation", node.type_parameters, self._scope)
             self._bind_type_params(node.type_parameters)
         self._push("class", node)
 
@@ -430,7 +442,7 @@ class ModuleNames(cst.CSTVisitor):
 
     def visit_TypeAlias(self, node: cst.TypeAlias) -> None:
         self._bind(node.name.value, "other")
-        self._push("function", node)  # the value is evaluated lazily, in a scope of its own
+        self._push("annotation", node)  # the value is evaluated lazily, in a scope of its own
         self._bind_type_params(node.type_parameters)
 
     def leave_TypeAlias(self, original_node: cst.TypeAlias) -> None:
@@ -614,34 +626,34 @@ class ModuleNames(cst.CSTVisitor):
     @staticmethod
     def _refers_to(reference: Reference, name: str, scope: Scope) -> bool:
         current: Scope | None = reference.scope
-        own = True
+        inner: Scope | None = None
         while current is not None and current is not scope:
             declared = name in current.bindings or name in current.declarations
             shadows = declared and name not in current.globals
-            if shadows and (own or current.kind != "class"):
+            if shadows and _sees_names_of(inner, current):
                 return False
-            current = current.parent
-            own = False
+            inner, current = current, current.parent
         return current is scope
 
     def lookup(self, name: str, scope: Scope, order: int) -> tuple[Scope, list[Binding]] | None:
         """The bindings of `name` that can reach a reference made in `scope` at `order`."""
         current: Scope | None = scope
-        own = True
+        inner: Scope | None = None
         while current is not None:
-            if current.kind == "class" and not own:
-                current = current.parent
+            if not _sees_names_of(inner, current):
+                inner, current = current, current.parent
                 continue
             if name in current.globals:
                 current = current.module()
-            bindings = current.bindings.get(name) or current.declarations.get(name)
+            bindings = current.bindings.get(name)
+            if not bindings and name not in self.declared_global:
+                bindings = current.declarations.get(name)  # local, with no value known
             if bindings:
-                if own:
+                if inner is None:
                     earlier = [b for b in bindings if b.order < order]
                     return current, earlier or bindings
                 return current, bindings
-            current = current.parent
-            own = False
+            inner, current = current, current.parent
         return None
 
     def qualified_names(
