@@ -640,7 +640,7 @@ class ModuleNames(cst.CSTVisitor):
         current: Scope | None = scope
         inner: Scope | None = None
         while current is not None:
-            if not _sees_names_of(inner, current):
+            if current.kind == "class" and not _sees_names_of(inner, current):  # hot: test kind
                 inner, current = current, current.parent
                 continue
             if name in current.globals:
