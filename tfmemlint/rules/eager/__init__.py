@@ -81,7 +81,9 @@ UNCONFIGURED_ENTRY_SCRIPT = Rule(
     triggers=(b"__main__",),
     doc=RuleDoc(
         what_it_does='Finds scripts with `if __name__ == "__main__":` that import TensorFlow '
-        "2 (`import tensorflow`), create no session, and never configure GPU memory: no "
+        "2 (`import tensorflow`), create no session, spell nothing only TF1 has (`tf.placeholder`, "
+        "`tf.contrib`, `tf.flags`, ...: such code reserves memory only with a session, an "
+        "Estimator's say), and never configure GPU memory: no "
         "`set_memory_growth`, no logical-device limit, no hidden GPUs, no "
         "`TF_FORCE_GPU_ALLOW_GROWTH`. Off by default: turn it on with "
         "`--extend-select TFM205`.",

@@ -1,4 +1,4 @@
-"""The logic of TFM202, TFM203 and TFM204 (their pages are in `__init__.py`)."""
+"""The logic of TFM202, TFM203, TFM204 and TFM205 (their pages are in `__init__.py`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import libcst as cst
 from tfmemlint import fixes
 from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
-from tfmemlint.names import TF1, CallSite, dotted_name, target_names
+from tfmemlint.names import TF1, Binding, CallSite, dotted_name, target_names
 from tfmemlint.rules import literals
 from tfmemlint.rules.eager import (
     CONFIGURED_AFTER_INITIALIZATION,
@@ -81,6 +81,48 @@ _INITIALIZERS = frozenset(
 )
 _INITIALIZER_NAMESPACES = ("math.", "linalg.", "nn.", "image.", "keras.applications.")
 
+# Names TF1's top level has and TF2's has not (TF2 moved them under compat.v1, or dropped them):
+# code that spells `tf.placeholder` is TF1 code, where ops reserve nothing until a session,
+# and where `tf.config.list_physical_devices` of TFM205's fix does not exist before TF 2.1.
+# A curated few of the 350: tests/test_eager.py checks each against the installed TensorFlow.
+TF1_ONLY_NAMES = frozenset(
+    {
+        "contrib",
+        "Session",
+        "InteractiveSession",
+        "ConfigProto",
+        "GPUOptions",
+        "placeholder",
+        "placeholder_with_default",
+        "get_variable",
+        "variable_scope",
+        "global_variables_initializer",
+        "local_variables_initializer",
+        "get_default_graph",
+        "reset_default_graph",
+        "set_random_seed",
+        "app",
+        "flags",
+        "gfile",
+        "logging",
+        "layers",
+        "python_io",
+        "GraphKeys",
+        "get_collection",
+        "add_to_collection",
+        "trainable_variables",
+        "global_variables",
+        "truncated_normal",
+        "random_normal",
+        "random_uniform",
+        "to_float",
+        "to_int32",
+        "log",
+        "disable_v2_behavior",
+        "enable_eager_execution",
+    }
+)
+
 
 def _initializes(api: str | None) -> bool:
     return api is not None and (api in _INITIALIZERS or api.startswith(_INITIALIZER_NAMESPACES))
@@ -142,6 +184,8 @@ def _unconfigured_script(ctx: FileContext) -> Iterator[Finding]:
         return
     anchor = imports[0]
     alias = anchor.name
+    if _spells_tf1(ctx, anchor):
+        return
     variable = next((v for v in ("gpu", "_gpu") if v not in ctx.names.all_names), None)
     fix = None
     if variable is not None:
@@ -165,6 +209,16 @@ def _unconfigured_script(ctx: FileContext) -> Iterator[Finding]:
     )
     if anchor.statement is not None:
         yield ctx.finding(UNCONFIGURED_ENTRY_SCRIPT, message, anchor.statement, fix)
+
+
+def _spells_tf1(ctx: FileContext, tensorflow: Binding) -> bool:
+    """Whether the module names, through its `import tensorflow`, something only TF1 has."""
+    for reference in ctx.names.references(tensorflow.name, tensorflow.scope):
+        parent = reference.parents.node  # `tf` in `tf.placeholder`: the attribute around it
+        attribute = parent if isinstance(parent, cst.Attribute) else None
+        if attribute is not None and attribute.attr.value in TF1_ONLY_NAMES:
+            return True
+    return False
 
 
 def _argument(call: cst.Call, position: int, *keywords: str) -> cst.BaseExpression | None:
