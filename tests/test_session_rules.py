@@ -180,29 +180,42 @@ def test_nonlocal_reaches_past_a_bare_annotation() -> None:
 
 
 @pytest.mark.parametrize(
-    "before, expected",
+    "source, expected",
     [
         # The generic class, in a function, must not leave later code in the wrong scope.
         (
-            "def make():\n    class Box[T]:\n        pass\n    config = None\n    return config\n",
+            """\
+            import tensorflow as tf
+            config = tf.ConfigProto()
+            def make():
+                class Box[T]:
+                    pass
+                config = None
+                return config
+            config.gpu_options.allow_growth = True
+            sess = tf.Session(config=config)
+            """,
             [],
         ),
         # Nor credit a class's own config settings to the module's config.
         (
-            "class Outer:\n    class Inner[T]:\n        pass\n    config = tf.ConfigProto()\n"
-            "    config.gpu_options.allow_growth = True\n",
+            """\
+            import tensorflow as tf
+            config = tf.ConfigProto()
+            class Outer:
+                class Inner[T]:
+                    pass
+                config = tf.ConfigProto()
+                config.gpu_options.allow_growth = True
+            sess = tf.Session(config=config)
+            """,
             ["TFM102"],
         ),
     ],
 )
 def test_generic_classes_keep_later_settings_in_their_scope(
-    before: str, expected: list[str]
+    source: str, expected: list[str]
 ) -> None:
-    source = (
-        f"import tensorflow as tf\nconfig = tf.ConfigProto()\n{before}"
-        + ("config.gpu_options.allow_growth = True\n" if not expected else "")
-        + "sess = tf.Session(config=config)\n"
-    )
     assert codes(source) == expected
 
 

@@ -111,9 +111,6 @@ class Scope:
     globals: set[str] = field(default_factory=set)
     star_imports: list[str] = field(default_factory=list)
 
-    def bind(self, binding: Binding) -> None:
-        self.bindings.setdefault(binding.name, []).append(binding)
-
     def module(self) -> Scope:
         scope = self
         while scope.parent is not None:
@@ -375,14 +372,17 @@ class ModuleNames(cst.CSTVisitor):
         name: str,
         kind: Literal["import", "assign", "other"],
         scope: Scope | None = None,
+        declaration: bool = False,
         **extra: object,
     ) -> None:
+        """Bind `name`; a declaration (`x: int` in a function) goes to the scope's own table."""
         self.all_names.add(name)
         scope = scope or self._scope
         if name in scope.globals:
             scope = scope.module()
         binding = Binding(name, scope, kind, self._order, self._statement, self._ancestry, **extra)  # type: ignore[arg-type]
-        scope.bind(binding)
+        table = scope.declarations if declaration else scope.bindings
+        table.setdefault(name, []).append(binding)
 
     def _bind_targets(self, target: cst.BaseExpression) -> None:
         for name in target_names(target):
@@ -512,11 +512,7 @@ class ModuleNames(cst.CSTVisitor):
         if node.value is None:
             # `x: int` makes x local to a function; in a module or class it binds nothing.
             if self._scope.kind == "function" and isinstance(node.target, cst.Name):
-                self.all_names.add(node.target.value)
-                declaration = Binding(
-                    node.target.value, self._scope, "other", self._order, self._statement
-                )
-                self._scope.declarations.setdefault(node.target.value, []).append(declaration)
+                self._bind(node.target.value, "other", declaration=True)
             return
         if isinstance(node.target, cst.Name):
             self._bind(node.target.value, "assign", value=node.value)

@@ -215,8 +215,7 @@ def _spells_tf1(ctx: FileContext, tensorflow: Binding) -> bool:
     """Whether the module names, through its `import tensorflow`, something only TF1 has."""
     for reference in ctx.names.references(tensorflow.name, tensorflow.scope):
         parent = reference.parents.node  # `tf` in `tf.placeholder`: the attribute around it
-        attribute = parent if isinstance(parent, cst.Attribute) else None
-        if attribute is not None and attribute.attr.value in TF1_ONLY_NAMES:
+        if isinstance(parent, cst.Attribute) and parent.attr.value in TF1_ONLY_NAMES:
             return True
     return False
 
