@@ -16,12 +16,18 @@ from tests.conftest import run_cli
 SESSION = b"import tensorflow as tf\nsess = tf.Session()\n"
 
 
+# Python 2 statements are set aside, and the session after them is still reported; a fix
+# would touch the statement next to a set-aside one, so the file is left as it is.
+RECOVERED = (("bad.py", "TFM101", 3),)
+
+
 @pytest.mark.parametrize(
     "raw, code, row",
     [
         (b"import tensorflow as tf\nprint 'x'\nsess = tf.Session()\n", "TFM904", 2),
         (b"import tensorflow as tf\nexec 'x = 1'\nsess = tf.Session()\n", "TFM904", 2),
         (b"import tensorflow as tf\nmode = 0777\nsess = tf.Session()\n", "TFM904", 2),
+        # An unclosed bracket takes the rest of the file with it.
         (b"import tensorflow as tf\ndef f(:\n    pass\nsess = tf.Session()\n", "TFM902", 2),
         (b"import tensorflow as tf\nx = 1\x00\nsess = tf.Session()\n", "TFM905", 2),
         (b"import tensorflow as tf\nname = '\xe9'\nsess = tf.Session()\n", "TFM906", 2),
@@ -62,8 +68,10 @@ def test_bad_input_gets_its_own_diagnostic_and_the_run_goes_on(
     (tmp_path / "good.py").write_bytes(SESSION)
     result = run_cli("--fix", "--output-format", "json", ".", cwd=tmp_path)
     findings = json.loads(result.stdout)
+    recovered = code == "TFM904"
     assert [(Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in findings] == [
-        ("bad.py", code, row)
+        ("bad.py", code, row),
+        *(RECOVERED if recovered else ()),
     ]
     assert "\n" not in findings[0]["message"]  # one line
     assert (tmp_path / "bad.py").read_bytes() == raw  # never touched

@@ -19,14 +19,16 @@ from typing import ParamSpec, TypeVar
 
 import libcst as cst
 
-from tfmemlint import fixes, masking, positions, safety, suppression
-from tfmemlint.model import Edit, Finding, Fix, Rule
+from tfmemlint import fixes, masking, positions, recovery, safety, suppression
+from tfmemlint.model import FILE, Edit, Finding, Fix, Layout, Rule
 from tfmemlint.names import ModuleNames
 from tfmemlint.prefilter import any_trigger
+from tfmemlint.recovery import Recovery
 from tfmemlint.rules import FAMILIES
+from tfmemlint.rules.file_errors import PYTHON2_SYNTAX, SYNTAX_ERROR
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings
-from tfmemlint.source import LineIndex
+from tfmemlint.source import LineIndex, parse_python
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -42,11 +44,19 @@ class UnfaithfulParseError(Exception):
 class FileContext:
     """What a rule sees of one file."""
 
-    def __init__(self, filename: str, text: str, module: cst.Module, policy: Policy) -> None:
+    def __init__(
+        self,
+        filename: str,
+        text: str,
+        module: cst.Module,
+        policy: Policy,
+        layout: Layout = FILE,
+    ) -> None:
         self.filename = filename
         self.text = text
         self.module = module
         self.policy = policy
+        self.layout = layout
         self.lines = LineIndex(text)
         self.names = ModuleNames(module)
         # Analyses that several rule families share, computed once per file on first use.
@@ -66,6 +76,10 @@ class FileContext:
             )
         return spans
 
+    def place(self, row: int) -> str:
+        """A row as a message names it: "line 12", or in a notebook "cell 3, line 4"."""
+        return self.layout.place(row) if self.layout.place else f"line {row}"
+
     def span(self, node: cst.CSTNode) -> positions.Span:
         """The node's (start, end) offsets in the text."""
         return self._spans[node]
@@ -77,6 +91,11 @@ class FileContext:
     def edit(self, start: int, end: int, content: str, key: str | None = None) -> Edit:
         where, end_where = self.lines.location(start), self.lines.location(end)
         return Edit(start, end, content, where, end_where, key)
+
+    def finding_at(self, rule: Rule, message: str, offset: int) -> Finding:
+        """A finding with no extent and no fix, such as a file diagnostic."""
+        where = self.lines.location(offset)
+        return Finding(rule.code, message, self.filename, where, where)
 
     def finding(self, rule: Rule, message: str, node: cst.CSTNode, fix: Fix | None) -> Finding:
         start, end = self.span(node)
@@ -124,12 +143,13 @@ def _without_cycle_collection(function: Callable[_P, _R]) -> Callable[_P, _R]:
 
 
 @_without_cycle_collection
-def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
-    """Findings for one text, selected and unsuppressed, in source order.
+def lint_text(filename: str, text: str, settings: Settings, layout: Layout = FILE) -> list[Finding]:
+    """Findings for one text, selected and unsuppressed, in source order. Statements that do
+    not parse are set aside (see `recovery`), and reported as one TFM904 or TFM902 finding.
 
-    Raises libcst.ParserSyntaxError for text that is not Python 3.
+    Raises libcst.ParserSyntaxError for text that cannot be recovered.
     """
-    return _lint_masked(filename, _mask(text).text, settings)
+    return _lint_masked(filename, _mask(text).text, settings, layout)[0]
 
 
 def _mask(text: str) -> masking.Masked:
@@ -143,19 +163,80 @@ def _unmaskable() -> re.Pattern[str]:
     return re.compile(f"{any_trigger().pattern}|{suppression.DIRECTIVE.pattern}", re.IGNORECASE)
 
 
-def _lint_masked(filename: str, text: str, settings: Settings) -> list[Finding]:
-    """Findings for a text already masked: same offsets, rows and columns as the original."""
-    module = parse(text)
+def _lint_masked(
+    filename: str, text: str, settings: Settings, layout: Layout
+) -> tuple[list[Finding], Recovery | None]:
+    """Findings for a text already masked: same offsets, rows and columns as the original; and
+    the recovery it needed, if any."""
+    recovered: Recovery | None = None
+    try:
+        module = parse(text)
+    except cst.ParserSyntaxError as error:
+        try:
+            recovered, module = recovery.recover(
+                text, parse, cst.ParserSyntaxError, layout.separator
+            )
+        except recovery.RecoveryError:
+            raise error from None
     with _deep_recursion():
-        context = FileContext(filename, text, module, settings.policy)
+        context = FileContext(
+            filename, recovered.text if recovered else text, module, settings.policy, layout
+        )
         findings = [
             finding
             for checker in _checkers(settings.selected)
             for finding in checker(context)
             if finding.code in settings.selected
         ]
-    findings = suppression.unsuppressed(findings, context.lines)
-    return sorted(findings, key=lambda f: (f.location, f.code))
+    lines = context.lines
+    if recovered is not None:
+        findings = [_within_recovery(finding, recovered) for finding in findings]
+        findings += [
+            finding
+            for finding in _recovery_findings(context, recovered)
+            if finding.code in settings.selected
+        ]
+        lines = LineIndex(text)  # suppression comments in set-aside statements count too
+    findings = suppression.unsuppressed(findings, lines)
+    return sorted(findings, key=lambda f: (f.location, f.code)), recovered
+
+
+def _within_recovery(finding: Finding, recovered: Recovery) -> Finding:
+    """The finding without its fix when the fix would come near a set-aside statement."""
+    if finding.fix is None or recovered.allows(
+        (edit.start, edit.end, edit.content) for edit in finding.fix.edits
+    ):
+        return finding
+    return finding._replace(fix=None)
+
+
+def _recovery_findings(ctx: FileContext, recovered: Recovery) -> Iterator[Finding]:
+    """One TFM904 (every statement set aside is Python 2) or TFM902 per file or notebook cell
+    that needed recovery, at the first statement set aside (the first that is not Python 2,
+    for TFM902)."""
+    units: dict[int, list[recovery.SetAside]] = {}
+    for statement in recovered.set_aside:
+        units.setdefault(statement.unit, []).append(statement)
+    where = "cell" if ctx.layout.separator else "file"
+    for statements in units.values():
+        python2 = all(s.python2 for s in statements)
+        first = statements[0] if python2 else next(s for s in statements if not s.python2)
+        rule, kind = (
+            (PYTHON2_SYNTAX, "Python 2 syntax") if python2 else (SYNTAX_ERROR, "Syntax error")
+        )
+        quoted = first.source.strip().splitlines()[0] if first.source.strip() else ""
+        if len(quoted) > 40:
+            quoted = quoted[:37] + "..."
+        reason = first.message.split(". Did you mean")[0].split(";")[0].rstrip(".")
+        count = f"{len(statements)} statements" if len(statements) > 1 else "1 statement"
+        message = (
+            f"{kind} at `{quoted}` ({reason}): {count} set aside, the rest of the {where} checked"
+        )
+        unseen = [s for s in statements if any_trigger().search(s.source)]
+        if unseen:
+            rows = ", ".join(ctx.place(ctx.lines.location(s.start).row) for s in unseen)
+            message += f"; the set-aside code on {rows} names a TensorFlow API and is not checked"
+        yield ctx.finding_at(rule, message, first.start)
 
 
 def parse(text: str) -> cst.Module:
@@ -236,26 +317,31 @@ def _deep_recursion() -> Iterator[None]:
 
 
 @_without_cycle_collection
-def fix_text(filename: str, text: str, settings: Settings) -> tuple[str, int, list[Finding]]:
+def fix_text(
+    filename: str, text: str, settings: Settings, layout: Layout = FILE
+) -> tuple[str, int, list[Finding]]:
     """Apply every available fix until none is left: (new text, fixes applied, remaining).
 
-    Raises libcst.ParserSyntaxError when `text` itself does not parse, and UnsafeFixError when
-    the fixed text does not: then nothing may be written.
+    Raises libcst.ParserSyntaxError when `text` itself cannot be recovered, and
+    UnsafeFixError when the fixed text fails the safety check: then nothing may be written.
     """
     masked = _mask(text)
     if not masked.regions:
-        return _fix_masked(filename, text, settings)
+        return _fix_masked(filename, text, settings, layout)
     try:
-        fixed_masked, fixed_count, findings = _fix_masked(filename, masked.text, settings)
+        fixed_masked, fixed_count, findings = _fix_masked(filename, masked.text, settings, layout)
         return masked.unmask(fixed_masked, text), fixed_count, findings
     except (masking.MaskError, UnsafeFixError):
-        return _fix_masked(filename, text, settings)  # the slow way, where nothing is masked
+        return _fix_masked(filename, text, settings, layout)  # the slow way: nothing masked
 
 
-def _fix_masked(filename: str, text: str, settings: Settings) -> tuple[str, int, list[Finding]]:
+def _fix_masked(
+    filename: str, text: str, settings: Settings, layout: Layout
+) -> tuple[str, int, list[Finding]]:
     fixed_count = 0
     current = text
-    findings = _lint_masked(filename, current, settings)
+    findings, recovered = _lint_masked(filename, current, settings, layout)
+    fixed_recovered = recovered
     for _ in range(MAX_FIX_ROUNDS):
         applied, new_text = fixes.apply([f.fix for f in findings if f.fix], current)
         if not applied:
@@ -263,12 +349,53 @@ def _fix_masked(filename: str, text: str, settings: Settings) -> tuple[str, int,
         fixed_count += applied
         current = new_text
         try:  # a fix can bring a finding of its own (TFM401 on a later session): look again
-            findings = _lint_masked(filename, current, settings)
+            findings, fixed_recovered = _lint_masked(filename, current, settings, layout)
         except cst.ParserSyntaxError as exc:
             raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None
     if current != text:
-        safety.check(text, current)
+        if recovered is None and _python_reads(text):
+            safety.check(text, current)
+        elif recovered is None:
+            # libcst reads what this Python does not (newer syntax; `except E, e:`, which
+            # Python 3.14 reads): compare what is left once CPython's failures are set aside.
+            try:
+                before = _recovered(text)
+            except (recovery.RecoveryError, cst.ParserSyntaxError):
+                return current, fixed_count, findings  # libcst re-parsed the fixed text
+            try:
+                after = _recovered(current)
+            except (recovery.RecoveryError, cst.ParserSyntaxError):
+                after = None
+            _check_recovered(before, after)
+        else:
+            _check_recovered(recovered, fixed_recovered)
     return current, fixed_count, findings
 
 
-__all__ = ["FileContext", "UnfaithfulParseError", "fix_text", "lint_text", "parse"]
+def _python_reads(text: str) -> bool:
+    try:
+        parse_python(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _recovered(text: str) -> Recovery:
+    return recovery.recover(text, parse, cst.ParserSyntaxError)[0]
+
+
+def _check_recovered(before: Recovery, after: Recovery | None) -> None:
+    """The safety net for a text that needed recovery: every set-aside statement comes back
+    byte for byte and is set aside again, and the rest changed only by fixes."""
+    if after is None or [s.source for s in after.set_aside] != [s.source for s in before.set_aside]:
+        raise UnsafeFixError("a statement that was set aside did not come back as it was")
+    safety.check(before.text, after.text)
+
+
+__all__ = [
+    "FileContext",
+    "UnfaithfulParseError",
+    "fix_text",
+    "lint_text",
+    "parse",
+]

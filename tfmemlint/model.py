@@ -11,6 +11,7 @@ dataclasses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -77,6 +78,17 @@ class Rule(NamedTuple):
     level: Level = "error"
     # Byte strings that let a file through the pre-filter for this rule alone, when it is selected.
     triggers: tuple[bytes, ...] = ()
+
+
+class Layout(NamedTuple):
+    """What a checked text's rows are to the user: one file's, or a notebook's cells joined by
+    `separator` lines, with `place` naming a row of the text as "cell 3, line 4"."""
+
+    separator: str | None = None
+    place: Callable[[int], str] | None = None
+
+
+FILE = Layout()
 
 
 @dataclass

@@ -12,12 +12,18 @@ import json
 import re
 from dataclasses import dataclass
 
-# Joins the cells in the module that is linted; a comment, so no fix can ever touch it.
-_BOUNDARY = "# tfmemlint: cell boundary"
+from tfmemlint.model import Layout
+from tfmemlint.statements import logical_lines
+
+# Joins the cells in the module that is linted; a comment, so no fix can ever touch it. Each
+# cell is also recovered on its own (see `recovery`), between these lines.
+BOUNDARY = "# tfmemlint: cell boundary"
 # Stands in for a magic line, and is put back after fixing: no fix touches a `pass` statement.
 _PLACEHOLDER = "pass  # tfmemlint: IPython magic"
-# IPython syntax that is not Python: line magics, shell escapes, help, and %% cell magics.
-_MAGIC = re.compile(r"^\s*(%|!|\?|\w[\w.]*\?\??\s*$)")
+# IPython syntax that is not Python, where a statement starts: line magics, shell escapes,
+# help, and %% cell magics. Anywhere else (`x = !ls`, `%time` in an expression) it is a syntax
+# error for recovery to set aside; a `%` that continues a statement is Python's operator.
+_MAGIC = re.compile(r"\s*(%|!|\?|\w[\w.]*\?\??\s*$)")
 
 
 class NotebookError(ValueError):
@@ -119,24 +125,35 @@ class Notebook:
         origin: list[tuple[int, int]] = [(0, 0)]
         for cell in self.cells:
             if lines:
-                lines.append(_BOUNDARY)
+                lines.append(BOUNDARY)
                 origin.append((0, 0))
             cell_lines = cell.source.split("\n")
             if cell_lines and cell_lines[0].lstrip().startswith("%%"):
                 cell_lines = [""] * len(cell_lines)  # a cell magic: the whole cell is not Python
+            magic_rows = _magic_rows(cell.source)
             for row, line in enumerate(cell_lines, 1):
-                if _MAGIC.match(line):
+                if row in magic_rows:
                     indent = line[: len(line) - len(line.lstrip())]
                     line = f"{indent}{_PLACEHOLDER}"
                 lines.append(line)
                 origin.append((cell.number, row))
         return "\n".join(lines) + "\n", origin
 
+    @staticmethod
+    def layout(origin: list[tuple[int, int]]) -> Layout:
+        """The module's layout: cells between BOUNDARY lines, rows named by cell and line."""
+
+        def place(row: int) -> str:
+            cell, cell_row = origin[row] if row < len(origin) else (0, 0)
+            return f"cell {cell}, line {cell_row}" if cell else f"line {row}"
+
+        return Layout(BOUNDARY, place)
+
     def with_module(self, fixed: str) -> str:
         """The notebook's text with each code cell's source replaced by its part of `fixed`,
         magics restored; cells whose source did not change keep their bytes."""
         body = fixed[:-1] if fixed.endswith("\n") else fixed  # the newline module() added
-        parts = body.split(f"\n{_BOUNDARY}\n")
+        parts = body.split(f"\n{BOUNDARY}\n")
         if len(parts) != len(self.cells):
             raise NotebookError("a fix crossed a cell boundary")
         pieces = []
@@ -175,13 +192,22 @@ class Notebook:
         return "[" + ", ".join(json.dumps(line, ensure_ascii=ascii_only) for line in lines) + "]"
 
 
+def _magic_rows(source: str) -> set[int]:
+    """The 1-based rows of a cell's IPython lines: those where a statement could start."""
+    if "%" not in source and "!" not in source and "?" not in source:
+        return set()
+    _, magics = logical_lines(source, _MAGIC)
+    return {source.count("\n", 0, start) + 1 for start, _ in magics}
+
+
 def _restore_magics(original: str, fixed: str) -> str:
     """Put the magic lines back where the module had `pass` for them; a fix never touches
     those lines, so they are found again in order."""
     original_lines = original.split("\n")
     if original_lines and original_lines[0].lstrip().startswith("%%"):
         return original  # a cell magic's cell was blank in the module, and stays as it was
-    magics = [line for line in original_lines if _MAGIC.match(line)]
+    magic_rows = _magic_rows(original)
+    magics = [line for row, line in enumerate(original_lines, 1) if row in magic_rows]
     if not magics:
         return fixed
     pending = iter(magics)

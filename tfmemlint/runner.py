@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.discovery import Exclusions, Missing, discover
-from tfmemlint.model import FileResult, Finding, Location, Rule
+from tfmemlint.model import FILE, FileResult, Finding, Layout, Location, Rule
 from tfmemlint.prefilter import code_may_have_findings, may_have_findings, too_deep_for_python
 from tfmemlint.rules.file_errors import (
     INTERNAL_ERROR,
@@ -131,7 +131,8 @@ def _check_notebook(
             filename, [_diagnostic(filename, READ_ERROR, f"Cannot read notebook: {exc}")]
         )
     module, origin = notebook.module()
-    result, _ = check_bytes(filename, module.encode("utf-8"), settings, mode, verbose)
+    layout = notebook.layout(origin)
+    result, _ = check_bytes(filename, module.encode("utf-8"), settings, mode, verbose, layout)
     result.findings = [_in_cell(finding, origin) for finding in result.findings]
     result.text = None  # rows now count within cells; there is no one text to quote
     if result.fixed_text is None:
@@ -182,7 +183,12 @@ def _in_cell(finding: Finding, origin: list[tuple[int, int]]) -> Finding:
 
 
 def check_bytes(
-    filename: str, raw: bytes, settings: Settings, mode: Mode, verbose: bool = False
+    filename: str,
+    raw: bytes,
+    settings: Settings,
+    mode: Mode,
+    verbose: bool = False,
+    layout: Layout = FILE,
 ) -> tuple[FileResult, SourceText | None]:
     """Check (and with "fix" or "diff", fix in memory) one file's bytes; nothing is written.
 
@@ -213,10 +219,10 @@ def check_bytes(
 
     try:
         if mode == "check":
-            result.findings = lint_text(filename, source.text, settings)
+            result.findings = lint_text(filename, source.text, settings, layout)
             result.text = source.text
             return result, source
-        fixed_text, fixed, remaining = fix_text(filename, source.text, settings)
+        fixed_text, fixed, remaining = fix_text(filename, source.text, settings, layout)
     except cst.ParserSyntaxError as exc:
         result.findings.append(_syntax_error(filename, source.text, exc))
         return result, source

@@ -241,7 +241,7 @@ def _after_initialization(
             row = ctx.lines.location(ctx.span(earlier.node)[0]).row
             message = (
                 f"`{_short(config.api)}` comes after `{dotted_name(earlier.node.func) or api}()` "
-                f"on line {row} initialized the runtime: TensorFlow raises RuntimeError"
+                f"on {ctx.place(row)} initialized the runtime: TensorFlow raises RuntimeError"
             )
             fix = _move_up(ctx, site, earlier)
             yield ctx.finding(CONFIGURED_AFTER_INITIALIZATION, message, site.node, fix)
@@ -462,12 +462,12 @@ def _growth_and_limit(ctx: FileContext, configs: list[DeviceCall]) -> Iterator[F
             row = ctx.lines.location(ctx.span(earlier.site.node)[0]).row
             if later is growth:
                 message = (
-                    f"Memory growth on a GPU that has a memory limit (line {row}): "
+                    f"Memory growth on a GPU that has a memory limit ({ctx.place(row)}): "
                     "TensorFlow raises ValueError"
                 )
             else:
                 message = (
-                    f"A memory limit on a GPU with memory growth (line {row}): the growth is "
+                    f"A memory limit on a GPU with memory growth ({ctx.place(row)}): the growth is "
                     "silently dropped"
                 )
             yield ctx.finding(GROWTH_AND_LIMIT, message, later.site.node, None)

@@ -575,7 +575,8 @@ class SessionCheck:
         if result.state is State.MISSING and late:
             return Verdict(
                 State.MISSING,
-                f"its memory setting on line {late[0]} comes after the session, too late",
+                f"its memory setting on {self.ctx.place(late[0])} comes after the session, "
+                "too late",
                 result.fix,
             )
         return result

@@ -51,12 +51,12 @@ def _later_sessions(
         row = _row(ctx, first[0])
         if aware:
             message = (
-                f"These memory settings have no effect: the session on line {row} already "
+                f"These memory settings have no effect: the session on {ctx.place(row)} already "
                 "created the GPU allocator without them"
             )
         else:
             message = (
-                f"This session gets the memory settings of the session on line {row}, which "
+                f"This session gets the memory settings of the session on {ctx.place(row)}, which "
                 "created the GPU allocator first"
             )
         yield ctx.finding(LATER_SESSION_IGNORED, message, site.node, None)
@@ -90,7 +90,7 @@ def _hidden_initialization(
         name = dotted_name(listing.node.func) or "the device listing"
         message = (
             f"`{name}()` creates the GPU allocator with default options before the session on "
-            f"line {_row(ctx, site)}, whose memory options then come too late"
+            f"{ctx.place(_row(ctx, site))}, whose memory options then come too late"
         )
         yield ctx.finding(HIDDEN_GPU_INITIALIZATION, message, listing.node, None)
         return

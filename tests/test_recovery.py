@@ -1,0 +1,410 @@
+"""Recovery: statements that do not parse (Python 2, a broken notebook cell) are set aside as
+same-length stand-ins, and the rest of the file is checked and fixed as usual."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import FIXTURES, lint_text, run_cli
+from tests.test_fuzz import _is_subsequence as is_subsequence
+from tfmemlint import engine
+from tfmemlint.recovery import Recovery, RecoveryError, recover
+from tfmemlint.settings import Settings
+from tfmemlint.statements import logical_lines
+
+SETTINGS = Settings.default()
+EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))
+
+
+def recovered(text: str, separator: str | None = None) -> Recovery:
+    result, tree = recover(text, engine.parse, cst.ParserSyntaxError, separator)
+    assert tree.code == result.text
+    return result
+
+
+def codes(text: str) -> list[tuple[str, int]]:
+    return [(f.code, f.location.row) for f in lint_text("t.py", text, SETTINGS)]
+
+
+def line_breaks(text: str) -> list[int]:
+    return [m.start() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+
+# --- logical lines ------------------------------------------------------------------------
+
+
+def test_logical_lines_follow_brackets_strings_and_continuations() -> None:
+    text = 'a = (1,\n     2)\nb = """x\ny"""  # c\nc = 1 + \\\n    2\n# only a comment\n\nd = `x`\n'
+    found, _ = logical_lines(text)
+    assert [text[line.start : line.end] for line in found] == [
+        "a = (1,\n     2)",
+        'b = """x\ny"""  # c',
+        "c = 1 + \\\n    2",
+        "d = `x`",
+    ]
+
+
+def test_logical_lines_never_fail_on_broken_text() -> None:
+    text = "x = )\ny = 'unclosed\nz = (\n"
+    found, _ = logical_lines(text)
+    assert [text[line.start : line.end] for line in found] == ["x = )", "y = 'unclosed", "z = ("]
+
+
+def test_magic_lines_are_skipped_only_where_a_statement_starts() -> None:
+    text = "%matplotlib inline\nx = (1\n% 2)\n!ls\ny = !ls\n"
+    found, skipped = logical_lines(text, re.compile(r"\s*(%|!)"))
+    assert [text[s:e] for s, e in skipped] == ["%matplotlib inline", "!ls"]
+    assert [text[line.start : line.end] for line in found] == ["x = (1\n% 2)", "y = !ls"]
+
+
+# --- stand-ins ------------------------------------------------------------------------------
+
+PYTHON2 = """\
+import tensorflow as tf
+print "start"
+try:
+    import cPickle as pickle
+except ImportError, e:
+    sess = tf.Session()
+MODE = 0777
+def f((a, b)):
+    return tf.Session()
+if MODE <> 0: x = 1
+q = `MODE`
+raise ValueError, "no"
+"""
+
+
+def test_stand_ins_keep_every_offset_and_line_break() -> None:
+    result = recovered(PYTHON2)
+    assert len(result.text) == len(PYTHON2)
+    assert line_breaks(result.text) == line_breaks(PYTHON2)
+    ast.parse(result.text)
+    for statement in result.set_aside:
+        assert PYTHON2[statement.start : statement.end] == statement.source
+        assert statement.python2, statement
+    assert [s.source.split("\n")[0] for s in result.set_aside] == [
+        'print "start"',
+        "except ImportError, e:",
+        "MODE = 0777",
+        "def f((a, b)):",
+        "if MODE <> 0: x = 1",
+        "q = `MODE`",
+        'raise ValueError, "no"',
+    ]
+    # Outside the set-aside statements, not a byte changed.
+    kept = list(PYTHON2)
+    for statement in result.set_aside:
+        kept[statement.start : statement.end] = result.text[statement.start : statement.end]
+    assert "".join(kept) == result.text
+
+
+def test_block_headers_keep_their_blocks() -> None:
+    result = recovered(PYTHON2)
+    tree = ast.parse(result.text)
+    handler = tree.body[2].handlers[0]
+    assert isinstance(handler.body[0], ast.Assign)  # the session under `except E, e:` stays
+    function = tree.body[4]
+    assert isinstance(function, ast.FunctionDef) and function.name == "f"
+    assert isinstance(function.body[0], ast.Return)
+
+
+def test_sessions_in_blocks_under_set_aside_headers_are_found() -> None:
+    assert codes(PYTHON2) == [("TFM904", 2), ("TFM101", 6), ("TFM101", 9)]
+
+
+def test_a_missing_block_sets_aside_its_header() -> None:
+    text = "import tensorflow as tf\nfor i in range(3):\n# TODO\nsess = tf.Session()\n"
+    result = recovered(text)
+    assert [s.source for s in result.set_aside] == ["for i in range(3):"]
+    assert codes(text) == [("TFM902", 2), ("TFM101", 4)]
+
+
+def test_wrong_indentation_is_blanked() -> None:
+    text = "import tensorflow as tf\nx = 1\n    y = 2\n    z = 3\nsess = tf.Session()\n"
+    result = recovered(text)
+    assert result.text == "import tensorflow as tf\nx = 1\n\n\nsess = tf.Session()\n".replace(
+        "\n\n\n", "\n" + " " * 9 + "\n" + " " * 9 + "\n"
+    )
+    assert codes(text) == [("TFM902", 3), ("TFM101", 5)]
+
+
+def test_a_hopeless_text_raises_and_the_file_is_reported_as_before() -> None:
+    with pytest.raises(RecoveryError):
+        recovered("else:\n    pass\n")
+    text = "import tensorflow as tf\nelse:\n    sess = tf.Session()\n"
+    with pytest.raises(cst.ParserSyntaxError):
+        engine.lint_text("t.py", text, SETTINGS)
+
+
+def test_many_print_statements_cost_one_parse_each_at_most() -> None:
+    body = "".join(f'print "step {i}"\nx{i} = {i}\n' for i in range(400))
+    text = f"import tensorflow as tf\n{body}sess = tf.Session()\n"
+    assert codes(text) == [("TFM904", 2), ("TFM101", 802)]
+
+
+# --- diagnostics ---------------------------------------------------------------------------
+
+
+def test_one_diagnostic_names_the_first_statement_and_the_count() -> None:
+    findings = lint_text("t.py", PYTHON2, SETTINGS)
+    (diagnostic,) = [f for f in findings if f.code == "TFM904"]
+    assert diagnostic.message.startswith('Python 2 syntax at `print "start"`')
+    assert "7 statements set aside, the rest of the file checked" in diagnostic.message
+
+
+def test_a_session_inside_a_set_aside_statement_is_named() -> None:
+    text = "import tensorflow as tf\nx = 1\nprint tf.Session().run(x)\n"
+    (finding,) = lint_text("t.py", text, SETTINGS)
+    assert finding.code == "TFM904"
+    assert "the set-aside code on line 3 names a TensorFlow API and is not checked" in (
+        finding.message
+    )
+
+
+def test_python2_and_other_syntax_errors_make_tfm902() -> None:
+    text = 'import tensorflow as tf\nprint "x"\nW = ???\nsess = tf.Session()\n'
+    findings = lint_text("t.py", text, SETTINGS)
+    assert [(f.code, f.location.row) for f in findings] == [("TFM902", 3), ("TFM101", 4)]
+    assert "2 statements set aside" in findings[0].message
+
+
+def test_ignoring_tfm904_keeps_the_session_rules(tmp_path: Path) -> None:
+    path = tmp_path / "old.py"
+    path.write_text(PYTHON2)
+    result = run_cli("--no-cache", "--ignore", "TFM904", "--output-format", "json", str(path))
+    assert [(f["code"], f["location"]["row"]) for f in json.loads(result.stdout)] == [
+        ("TFM101", 6),
+        ("TFM101", 9),
+    ]
+    assert result.returncode == 1
+
+
+def test_a_suppression_comment_on_the_set_aside_line_silences_the_diagnostic() -> None:
+    text = 'import tensorflow as tf\nprint "x"  # noqa: TFM904\nsess = tf.Session()\n'
+    assert codes(text) == [("TFM101", 3)]
+
+
+# --- fixes ---------------------------------------------------------------------------------
+
+
+def fix(text: str) -> str:
+    return engine.fix_text("t.py", text, SETTINGS)[0]
+
+
+def test_no_fix_touches_a_set_aside_statement_or_its_neighbours() -> None:
+    text = 'import tensorflow as tf\nprint "a"\nnear = tf.Session()\nx = 1\nfar = tf.Session()\n'
+    findings = lint_text("t.py", text, SETTINGS)
+    assert [(f.code, f.location.row, f.fix is not None) for f in findings] == [
+        ("TFM904", 2, False),
+        ("TFM101", 3, False),
+        ("TFM101", 5, True),
+    ]
+    fixed = fix(text)
+    assert fixed == text.replace(
+        "far = tf.Session()",
+        "far = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))",
+    )
+
+
+def test_fixes_keep_crlf_tabs_and_set_aside_bytes() -> None:
+    text = 'import tensorflow as tf\r\ndef f():\r\n\tprint "x"\r\n\ty = 1\r\n\r\n\ts = tf.Session()\r\n'
+    fixed = fix(text)
+    assert fixed.startswith('import tensorflow as tf\r\ndef f():\r\n\tprint "x"\r\n')
+    assert fixed.endswith(
+        "\ts = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))\r\n"
+    )
+
+
+def test_a_fix_that_would_write_python3_only_syntax_is_refused() -> None:
+    result = recovered('print "x"\n')
+    assert result.allows([(20, 20, "config=tf.ConfigProto()")])
+    assert not result.allows([(20, 20, 'name=f"{x}"')])
+    assert not result.allows([(20, 20, "(y := 1)")])
+
+
+def test_the_safety_net_refuses_a_set_aside_statement_that_changed() -> None:
+    before = recovered('import os\nprint "x"\ny = 1\n')
+    after = recovered('import os\nprint "z"\ny = 1\n')
+    with pytest.raises(engine.UnsafeFixError):
+        engine._check_recovered(before, after)
+    engine._check_recovered(before, recovered('import os\nprint "x"\ny = 1\n'))
+
+
+# --- the Python 2 and notebook fixtures ----------------------------------------------------
+
+PYTHON2_FIXTURES = FIXTURES / "python2"
+NOTEBOOK_FIXTURES = FIXTURES / "notebooks"
+PYTHON2_NAMES = sorted(p.name for p in (PYTHON2_FIXTURES / "before").glob("*.py"))
+NOTEBOOK_NAMES = sorted(p.name for p in (NOTEBOOK_FIXTURES / "before").glob("*.ipynb"))
+
+
+def test_every_recovery_fixture_has_a_pair() -> None:
+    assert len(PYTHON2_NAMES) >= 4 and len(NOTEBOOK_NAMES) >= 2
+    assert sorted(p.name for p in (PYTHON2_FIXTURES / "after").iterdir()) == PYTHON2_NAMES
+    assert sorted(p.name for p in (NOTEBOOK_FIXTURES / "after").iterdir()) == NOTEBOOK_NAMES
+
+
+@pytest.fixture(scope="module")
+def fixed_copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real `tfmemlint --fix` over copies of the Python 2 and notebook `before` folders."""
+    work = tmp_path_factory.mktemp("recovered")
+    shutil.copytree(PYTHON2_FIXTURES / "before", work / "python2")
+    shutil.copytree(NOTEBOOK_FIXTURES / "before", work / "notebooks")
+    result = run_cli("--no-cache", "--fix", str(work))
+    assert result.returncode == 1, result.stdout + result.stderr  # TFM904 and TFM902 remain
+    assert "TFM903" not in result.stdout
+    return work
+
+
+@pytest.mark.parametrize("name", PYTHON2_NAMES)
+def test_golden_python2_fix(name: str, fixed_copies: Path) -> None:
+    expected = (PYTHON2_FIXTURES / "after" / name).read_bytes()
+    assert (fixed_copies / "python2" / name).read_bytes() == expected
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_golden_notebook_fix(name: str, fixed_copies: Path) -> None:
+    expected = (NOTEBOOK_FIXTURES / "after" / name).read_bytes()
+    assert (fixed_copies / "notebooks" / name).read_bytes() == expected
+
+
+def _python2_grammar(text: str) -> None:
+    """Parse with Python 2's grammar (print and exec statements), as 2to3 reads a file."""
+    from fissix import pygram, pytree
+    from fissix.pgen2 import driver
+
+    grammar = driver.Driver(pygram.python_grammar, convert=pytree.convert)
+    grammar.parse_string(text.replace("\r\n", "\n"))
+
+
+@pytest.mark.parametrize("name", PYTHON2_NAMES)
+def test_fixed_python2_files_still_read_as_python2(name: str) -> None:
+    for side in ("before", "after"):
+        raw = (PYTHON2_FIXTURES / side / name).read_bytes()
+        encoding = "latin-1" if b"coding: latin-1" in raw else "utf-8"
+        _python2_grammar(raw.decode(encoding))
+        with pytest.raises(SyntaxError):  # and Python 3 cannot read them
+            ast.parse(raw)
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_notebook_fixes_change_only_the_source_of_fixed_cells(name: str) -> None:
+    before = json.loads((NOTEBOOK_FIXTURES / "before" / name).read_text())
+    after = json.loads((NOTEBOOK_FIXTURES / "after" / name).read_text())
+    assert {k: v for k, v in before.items() if k != "cells"} == {
+        k: v for k, v in after.items() if k != "cells"
+    }
+    for old, new in zip(before["cells"], after["cells"], strict=True):
+        assert {k: v for k, v in old.items() if k != "source"} == {
+            k: v for k, v in new.items() if k != "source"
+        }
+        if old["source"] != new["source"]:
+            assert "allow_growth" in "".join(new["source"])
+            assert is_subsequence("".join(old["source"]), "".join(new["source"]))  # only adds
+
+
+def test_a_second_fix_changes_nothing(tmp_path: Path) -> None:
+    shutil.copytree(PYTHON2_FIXTURES / "after", tmp_path / "python2")
+    shutil.copytree(NOTEBOOK_FIXTURES / "after", tmp_path / "notebooks")
+    result = run_cli("--no-cache", "--fix", "--output-format", "json", str(tmp_path))
+    for folder, names in (("python2", PYTHON2_NAMES), ("notebooks", NOTEBOOK_NAMES)):
+        for name in names:
+            expected = (FIXTURES / folder / "after" / name).read_bytes()
+            assert (tmp_path / folder / name).read_bytes() == expected
+    remaining = {f["code"] for f in json.loads(result.stdout)}
+    assert remaining <= {"TFM904", "TFM902", "TFM101"}  # TFM101: next to a set-aside line
+
+
+def test_notebook_diagnostics_name_their_cell(tmp_path: Path) -> None:
+    result = run_cli(
+        "--no-cache",
+        "--extend-select",
+        "TFM401",
+        "--output-format",
+        "json",
+        str(NOTEBOOK_FIXTURES / "before"),
+    )
+    findings = [
+        (Path(f["filename"]).name, f["cell"], f["code"], f["location"]["row"], f["message"])
+        for f in json.loads(result.stdout)
+    ]
+    assert ("broken_cells.ipynb", 2, "TFM902", 3) in [f[:4] for f in findings]
+    assert ("broken_cells.ipynb", 3, "TFM902", 2) in [f[:4] for f in findings]
+    (later,) = [f for f in findings if f[2] == "TFM401"]
+    assert later[:4] == ("second_session.ipynb", 3, "TFM401", 1)
+    assert "the session on cell 2, line 1" in later[4]
+    assert not any(re.search(r"\bline (?:[5-9]|\d\d)\b", f[4]) for f in findings)
+
+
+# --- property: Python 2 statements change nothing about the statements around them --------
+
+PYTHON2_LINES = (
+    'print "step", 1',
+    'exec "x = 1"',
+    "mode = 0777",
+    "size = 10L",
+    "shown = `mode`",
+    'raise ValueError, "bad"',
+    "if mode <> 0: pass",
+    'pattern = ur"\\d"',
+    "print",  # valid in both: changes nothing
+)
+PYTHON3_SOURCES = sorted((FIXTURES / "before").glob("*.py"))
+
+
+def _statement_rows(text: str) -> list[tuple[int, str]]:
+    """(row, indentation) of each statement that starts its line, decorators included."""
+    rows = []
+    lines = text.splitlines()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.stmt):
+            decorators = getattr(node, "decorator_list", [])
+            row = decorators[0].lineno if decorators else node.lineno
+            line = lines[row - 1]
+            indent = line[: len(line) - len(line.lstrip())]
+            if len(indent) == (decorators[0].col_offset - 1 if decorators else node.col_offset):
+                rows.append((row, indent))
+    return sorted(set(rows))
+
+
+def _findings(text: str) -> list[tuple[str, int, int]]:
+    return [
+        (f.code, f.location.row, f.location.column)
+        for f in engine.lint_text("p.py", text, SETTINGS)
+        if f.code not in ("TFM904", "TFM902")
+    ]
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_python2_statements_leave_the_other_findings_alone(data: st.DataObject) -> None:
+    path = data.draw(st.sampled_from(PYTHON3_SOURCES))
+    raw = path.read_bytes()
+    if b"coding" in raw.split(b"\n", 2)[0] or raw.startswith(b"\xef\xbb\xbf") or b"\r" in raw:
+        return  # keep to plain UTF-8 with LF here; encodings and endings have fixtures
+    text = raw.decode("utf-8")
+    rows = _statement_rows(text)
+    chosen = data.draw(st.lists(st.sampled_from(rows), min_size=1, max_size=4, unique=True))
+    inserted = {row: indent + data.draw(st.sampled_from(PYTHON2_LINES)) for row, indent in chosen}
+    lines = text.split("\n")
+    new_lines, old_row_of = [], {}
+    for row, line in enumerate(lines, 1):
+        if row in inserted:
+            new_lines.append(inserted[row])
+        old_row_of[len(new_lines) + 1] = row
+        new_lines.append(line)
+    mutated = "\n".join(new_lines)
+    expected = _findings(text)
+    got = [(code, old_row_of[row], column) for code, row, column in _findings(mutated)]
+    assert got == expected, (path.name, inserted)
