@@ -3,9 +3,12 @@
 - A mixed tree that looks like a monorepo: ordinary modules, and about 5 % TF1-era modules that
   create sessions (some fixed, some not); `--session-share 1 --bare` makes every module a TF1
   script whose session needs a fix.
+- With --python2, the TF1-era modules are written in Python 2 (print statements,
+  `except E, e:`), as the same modules would be in a Python 2 codebase.
 - With --table: one 1.6 MB module, a 50,000-row literal table and one bare session.
 
 Usage: python bench/generate.py OUT_DIR [--files N] [--seed S] [--session-share F] [--bare]
+                                        [--python2]
        python bench/generate.py --table OUT.py
 """
 
@@ -66,6 +69,34 @@ def train(size=16):
     return sess.run(y, feed_dict={{x: np.zeros((FLAGS["batch"], size))}})
 '''
 
+# The same TF1 module as Python 2 wrote it: a print statement, `except E, e:`, a long literal.
+TF1_PYTHON2 = '''"""Training script {index}, Python 2."""
+
+import numpy as np
+import tensorflow as tf
+
+try:
+    import cPickle as pickle
+except ImportError, error:
+    import pickle
+
+FLAGS = {{"batch": 32, "steps": 100L}}
+
+
+def build(size):
+    print "building", size
+    x = tf.placeholder(tf.float32, [None, size])
+    w = tf.Variable(tf.zeros([size, 1]))
+    return x, tf.matmul(x, w)
+
+
+def train(size=16):
+    x, y = build(size)
+    {session}
+    sess.run(tf.global_variables_initializer())
+    return sess.run(y, feed_dict={{x: np.zeros((FLAGS["batch"], size))}})
+'''
+
 SESSIONS = [
     "sess = tf.Session()",
     "config = tf.ConfigProto(allow_soft_placement=True)\n    sess = tf.Session(config=config)",
@@ -75,7 +106,12 @@ WORDS = ["cache", "index", "ledger", "graph", "queue", "bucket", "record", "batc
 
 
 def generate(
-    out: Path, files: int, seed: int, session_share: float = 0.05, bare: bool = False
+    out: Path,
+    files: int,
+    seed: int,
+    session_share: float = 0.05,
+    bare: bool = False,
+    python2: bool = False,
 ) -> None:
     chance = random.Random(seed)
     for index in range(files):
@@ -83,7 +119,7 @@ def generate(
         package.mkdir(parents=True, exist_ok=True)
         if chance.random() < session_share:
             session = SESSIONS[0] if bare else chance.choice(SESSIONS)
-            text = TF1.format(index=index, session=session)
+            text = (TF1_PYTHON2 if python2 else TF1).format(index=index, session=session)
         else:
             word = chance.choice(WORDS)
             text = LIBRARY.format(name=word, cls=word.title() + "Store", noun=word)
@@ -111,12 +147,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--session-share", type=float, default=0.05)
     parser.add_argument("--bare", action="store_true", help="every session needs a fix")
+    parser.add_argument("--python2", action="store_true", help="TF1 modules in Python 2")
     parser.add_argument("--table", action="store_true", help="write the 1.6 MB table module")
     args = parser.parse_args()
     if args.table:
         generate_table(args.out)
     else:
-        generate(args.out, args.files, args.seed, args.session_share, args.bare)
+        generate(args.out, args.files, args.seed, args.session_share, args.bare, args.python2)
 
 
 if __name__ == "__main__":

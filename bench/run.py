@@ -9,6 +9,8 @@ alternating the two so that drift hits both alike. Reports medians and ratios, n
   fix         tfmemlint --fix on generated files that all need a fix  vs  libcst parsing them
   table       tfmemlint --fix on the generated 1.6 MB table module (seconds, not a ratio)
   memory      peak RSS of the cold check, per process (MB, not a ratio)
+  python2     tfmemlint check --no-cache on a generated tree whose TF1 modules are Python 2
+              vs  the same on that tree written in Python 3 (recovery's cost)
 
 Usage: python bench/run.py TREE [--rounds N] [--json] [--only cold,warm,...] [--cold-target F]
 (--cold-target 3.0 for the stress tree, TensorFlow's own sources.)
@@ -214,6 +216,17 @@ def fix(rounds: int, scratch: Path, files: int) -> dict:
     return _ratio("fix", *_side_by_side(ours, theirs, rounds, restore), 1.5, "libcst parse only")
 
 
+def python2(rounds: int, scratch: Path, files: int) -> dict:
+    """Recovery's cost: a cold check of a generated tree whose TF1-era modules are Python 2,
+    against the same tree written in Python 3."""
+    old, new = scratch / "python2-tree", scratch / "python3-tree"
+    generate(old, files, seed=3, session_share=0.2, python2=True)
+    generate(new, files, seed=3, session_share=0.2)
+    ours = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(old)]
+    theirs = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(new)]
+    return _ratio("python2", *_side_by_side(ours, theirs, rounds), 1.5, "the tree in Python 3")
+
+
 def table(rounds: int, scratch: Path, rows: int) -> dict:
     source, work = scratch / "table-source.py", scratch / "table.py"
     generate_table(source, rows)
@@ -236,7 +249,7 @@ def memory(tree: Path) -> dict:
     return _absolute("memory", int(done.stdout) / 1024, 200.0, "MB")
 
 
-BENCHES = ("cold", "warm", "pre-commit", "fix", "table", "memory")
+BENCHES = ("cold", "warm", "pre-commit", "fix", "table", "memory", "python2")
 
 
 def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: bool) -> list[dict]:
@@ -256,6 +269,8 @@ def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: boo
                 results.append(table(rounds, scratch, 2_000 if small else 50_000))
             elif name == "memory":
                 results.append(memory(tree))
+            elif name == "python2":
+                results.append(python2(rounds, scratch, 50 if small else 1000))
     return results
 
 

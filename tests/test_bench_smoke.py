@@ -44,8 +44,8 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["files"] == 40 and report["rounds"] == 1
     results = {r["name"]: r for r in report["results"]}
-    assert list(results) == ["cold", "warm", "pre-commit", "fix", "table", "memory"]
-    for name in ("cold", "warm", "pre-commit", "fix"):
+    assert list(results) == ["cold", "warm", "pre-commit", "fix", "table", "memory", "python2"]
+    for name in ("cold", "warm", "pre-commit", "fix", "python2"):
         assert results[name]["unit"] == "x" and results[name]["value"] > 0
         assert results[name]["tfmemlint_s"] > 0 and results[name]["yardstick_s"] > 0
     assert len(results["cold"]["floors"]) == 3 and len(results["warm"]["floors"]) == 1
@@ -64,3 +64,17 @@ def test_the_floor_scripts_run(tmp_path: Path) -> None:
     (tmp_path / "deep" / "bad.py").write_text("import tensorflow as tf\ntf.Session(\n")
     for floor in [*bench["COLD_FLOORS"].values(), *bench["WARM_FLOORS"].values()]:
         subprocess.run([sys.executable, "-c", floor, str(tmp_path)], check=True)
+
+
+def test_the_python2_tree_is_python2_and_the_same_modules(tmp_path: Path) -> None:
+    """The python2 bench compares two trees that differ only in the TF1 modules' Python."""
+    bench = runpy.run_path(str(ROOT / "bench" / "generate.py"))
+    bench["generate"](tmp_path / "two", 60, seed=3, session_share=0.5, python2=True)
+    bench["generate"](tmp_path / "three", 60, seed=3, session_share=0.5)
+    two, three = (
+        sorted((tmp_path / "two").rglob("*.py")),
+        sorted((tmp_path / "three").rglob("*.py")),
+    )
+    assert [p.name for p in two] == [p.name for p in three]
+    changed = [p for p, q in zip(two, three, strict=True) if p.read_bytes() != q.read_bytes()]
+    assert changed and all(b'print "building"' in p.read_bytes() for p in changed)

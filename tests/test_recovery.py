@@ -67,6 +67,13 @@ def test_magic_lines_are_skipped_only_where_a_statement_starts() -> None:
     assert [text[line.start : line.end] for line in found] == ["x = (1\n% 2)", "y = !ls"]
 
 
+def test_a_magic_line_ending_in_a_backslash_goes_on() -> None:
+    text = "!t2t-datagen \\\n  --data_dir=$DIR \\\n  --problem=p\nx = 1\n"
+    found, skipped = logical_lines(text, re.compile(r"\s*(%|!)"))
+    assert len(skipped) == 3
+    assert [text[line.start : line.end] for line in found] == ["x = 1"]
+
+
 # --- stand-ins ------------------------------------------------------------------------------
 
 PYTHON2 = """\
@@ -408,3 +415,12 @@ def test_python2_statements_leave_the_other_findings_alone(data: st.DataObject) 
     expected = _findings(text)
     got = [(code, old_row_of[row], column) for code, row, column in _findings(mutated)]
     assert got == expected, (path.name, inserted)
+
+
+def test_every_rule_page_says_what_recovery_means_for_it() -> None:
+    from tfmemlint.docs import render_rule
+    from tfmemlint.rules import ALL_RULES
+
+    for rule in ALL_RULES:
+        assert len(rule.doc.recovery) > 40, rule.code
+        assert "**In files that need recovery.**" in render_rule(rule)

@@ -44,7 +44,8 @@ def render_rule(rule: Rule) -> str:
         f"**Why it matters.** {doc.why}\n\n"
         f"**Example.**\n\n{_code_block(doc.example)}\n\n"
         f"**Use instead.**\n\n{_code_block(doc.use_instead)}\n\n"
-        f"**Fix safety.** {doc.fix_safety}"
+        f"**Fix safety.** {doc.fix_safety}\n\n"
+        f"**In files that need recovery.** {doc.recovery}"
     )
 
 

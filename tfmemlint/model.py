@@ -63,6 +63,8 @@ class RuleDoc(NamedTuple):
     example: str
     use_instead: str
     fix_safety: str
+    # What recovery (statements that do not parse, set aside; see tfmemlint.recovery) means here.
+    recovery: str = ""
 
 
 Level = Literal["error", "warning", "info"]

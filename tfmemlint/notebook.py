@@ -20,6 +20,8 @@ from tfmemlint.statements import logical_lines
 BOUNDARY = "# tfmemlint: cell boundary"
 # Stands in for a magic line, and is put back after fixing: no fix touches a `pass` statement.
 _PLACEHOLDER = "pass  # tfmemlint: IPython magic"
+# Stands in for a line that a magic's final backslash continues: a comment, at any indentation.
+_CONTINUED = "# tfmemlint: IPython magic, continued"
 # IPython syntax that is not Python, where a statement starts: line magics, shell escapes,
 # help, and %% cell magics. Anywhere else (`x = !ls`, `%time` in an expression) it is a syntax
 # error for recovery to set aside; a `%` that continues a statement is Python's operator.
@@ -132,7 +134,9 @@ class Notebook:
                 cell_lines = [""] * len(cell_lines)  # a cell magic: the whole cell is not Python
             magic_rows = _magic_rows(cell.source)
             for row, line in enumerate(cell_lines, 1):
-                if row in magic_rows:
+                if row in magic_rows and row - 1 in magic_rows and _continues(cell_lines[row - 2]):
+                    line = _CONTINUED
+                elif row in magic_rows:
                     indent = line[: len(line) - len(line.lstrip())]
                     line = f"{indent}{_PLACEHOLDER}"
                 lines.append(line)
@@ -200,6 +204,10 @@ def _magic_rows(source: str) -> set[int]:
     return {source.count("\n", 0, start) + 1 for start, _ in magics}
 
 
+def _continues(line: str) -> bool:
+    return line.endswith("\\")
+
+
 def _restore_magics(original: str, fixed: str) -> str:
     """Put the magic lines back where the module had `pass` for them; a fix never touches
     those lines, so they are found again in order."""
@@ -212,6 +220,7 @@ def _restore_magics(original: str, fixed: str) -> str:
         return fixed
     pending = iter(magics)
     restored = [
-        next(pending) if line.strip() == _PLACEHOLDER else line for line in fixed.split("\n")
+        next(pending) if line.strip() in (_PLACEHOLDER, _CONTINUED) else line
+        for line in fixed.split("\n")
     ]
     return "\n".join(restored)

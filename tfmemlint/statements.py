@@ -82,6 +82,11 @@ def logical_lines(
         if at_line_start and skip_line is not None and first is None:
             line_end = _LINE_END.search(text, at).start()  # type: ignore[union-attr]
             if skip_line.match(text, at, line_end):
+                # IPython continues a magic or shell line that ends with a backslash.
+                while text[line_end - 1 : line_end] == "\\" and line_end < len(text):
+                    skipped.append((at, line_end))
+                    at = _LINE_END.match(text, line_end).end()  # type: ignore[union-attr]
+                    line_end = _LINE_END.search(text, at).start()  # type: ignore[union-attr]
                 skipped.append((at, line_end))
                 at = line_end
         at_line_start = False

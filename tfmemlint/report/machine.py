@@ -101,7 +101,8 @@ def sarif_document(results: Sequence[FileResult]) -> dict[str, Any]:
                     f"{rule.doc.what_it_does}\n\n**Why it matters.** {rule.doc.why}\n\n"
                     f"**Example.**\n\n```python\n{rule.doc.example}\n```\n\n"
                     f"**Use instead.**\n\n```python\n{rule.doc.use_instead}\n```\n\n"
-                    f"**Fix safety.** {rule.doc.fix_safety}"
+                    f"**Fix safety.** {rule.doc.fix_safety}\n\n"
+                    f"**In files that need recovery.** {rule.doc.recovery}"
                 ),
             },
             "helpUri": rule_url(rule.code),

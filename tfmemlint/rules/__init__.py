@@ -13,6 +13,14 @@ from tfmemlint.model import Rule
 TENSORFLOW_MODULES = (b"tensorflow", b"keras", b"tf_slim")
 
 
+# On the page of every rule: what recovery means for its fix. (Recovery sets aside the
+# statements that do not parse, Python 2 or a broken notebook cell: TFM904, TFM902.)
+RECOVERED_FIX = (
+    "A fix is offered only where none of its edits touches a set-aside statement or the "
+    "statements just before and after it, and it never writes Python 3-only syntax there."
+)
+
+
 class RuleFamily(NamedTuple):
     rules: tuple[Rule, ...]
     # Byte strings of which a file must contain at least one before this family can find anything.

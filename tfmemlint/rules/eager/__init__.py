@@ -5,7 +5,13 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import TENSORFLOW_MODULES, RuleFamily
+from tfmemlint.rules import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
+
+_RECOVERY = (
+    "In a file or notebook cell that needed recovery (TFM904, TFM902), a call inside a "
+    "set-aside statement is not seen: a configuration there counts as missing, and a call "
+    "that starts the runtime there as absent. " + RECOVERED_FIX
+)
 
 GROWTH_ON_SOME_GPUS = Rule(
     code="TFM202",
@@ -24,6 +30,7 @@ GROWTH_ON_SOME_GPUS = Rule(
         "for gpu in gpus:\n    tf.config.experimental.set_memory_growth(gpu, True)",
         fix_safety="Safe: the call becomes a loop over the same list. No fix when the call "
         "shares its line with other statements.",
+        recovery=_RECOVERY,
     ),
 )
 
@@ -50,6 +57,7 @@ CONFIGURED_AFTER_INITIALIZATION = Rule(
         "too) moves to just before the statement that initializes the runtime, when both sit "
         "in one block on lines of their own and everything the moved lines read is bound "
         "earlier. Otherwise reported without a fix.",
+        recovery=_RECOVERY,
     ),
 )
 
@@ -70,6 +78,7 @@ GROWTH_AND_LIMIT = Rule(
         use_instead="tf.config.set_logical_device_configuration(\n"
         "    gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=4096)])",
         fix_safety="No fix: keep the one you meant.",
+        recovery=_RECOVERY,
     ),
 )
 
@@ -98,6 +107,7 @@ UNCONFIGURED_ENTRY_SCRIPT = Rule(
         fix_safety="Safe: the loop goes right after `import tensorflow` at the top of the module, "
         "and the `try` keeps a runtime started by an earlier import from crashing the script. "
         "It always sets growth: TF2 has no fraction of the GPU to set.",
+        recovery=_RECOVERY,
     ),
 )
 

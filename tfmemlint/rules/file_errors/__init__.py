@@ -3,6 +3,8 @@
 from tfmemlint.model import Rule, RuleDoc
 from tfmemlint.rules import RuleFamily
 
+_NOT_READ = "Does not apply: the file is not read as Python, so nothing in it is set aside."
+
 _GOES_ON = (
     "The run goes on with the other files, and this diagnostic counts as a finding for the "
     "exit code, as ruff counts syntax errors."
@@ -20,6 +22,7 @@ READ_ERROR = Rule(
         example="tfmemlint does-not-exist.py",
         use_instead="tfmemlint src/",
         fix_safety="No fix.",
+        recovery=_NOT_READ,
     ),
 )
 
@@ -36,6 +39,7 @@ INVALID_ENCODING = Rule(
         example="# -*- coding: utf-8 -*-\nname = '\\xe9'",
         use_instead="# -*- coding: latin-1 -*-\nname = '\\xe9'",
         fix_safety="No fix: fix the encoding cookie or the bytes.",
+        recovery=_NOT_READ,
     ),
 )
 
@@ -50,6 +54,7 @@ UNKNOWN_ENCODING = Rule(
         example="# -*- coding: utf8mb4 -*-",
         use_instead="# -*- coding: utf-8 -*-",
         fix_safety="No fix.",
+        recovery=_NOT_READ,
     ),
 )
 
@@ -65,22 +70,34 @@ NUL_BYTES = Rule(
         example="(a file saved as UTF-16)",
         use_instead="(the same file saved as UTF-8)",
         fix_safety="No fix.",
+        recovery=_NOT_READ,
     ),
 )
 
 PYTHON2_SYNTAX = Rule(
     code="TFM904",
     name="python2-syntax",
-    summary="The file is Python 2",
+    summary="Python 2 statements were set aside; the rest of the file was checked",
     fixable=False,
     doc=RuleDoc(
-        what_it_does="Reports a file that does not parse because it is Python 2: a `print` or "
-        "`exec` statement, `except E, e`, an octal literal such as `0777`.",
-        why="TF1-era repositories often still hold Python 2 files. tfmemlint checks Python 3 "
-        "only and never rewrites a file it cannot parse. " + _GOES_ON,
+        what_it_does="Reports a file, or a notebook cell, with statements that are Python 2: a "
+        '`print` or `exec` statement, `except E, e:`, `raise E, "msg"`, backticks, `<>`, '
+        '`0777`, `10L`, `ur""`, tuple parameters. Each such statement is set aside as a '
+        "same-length stand-in (a block header keeps its block), and the rest of the file is "
+        "checked and fixed as usual. One line per file or cell names the first statement set "
+        "aside and how many were, and any set-aside line that names a TensorFlow API, since a "
+        "session there is not seen.",
+        why="TF1-era repositories often still hold Python 2 files, and their sessions are "
+        "exactly what this tool is for. Lint a Python 2 codebase with `--ignore TFM904` to keep "
+        "the gate on the session rules. " + _GOES_ON,
         example='print "hello"',
         use_instead='print("hello")',
-        fix_safety="No fix: port the file (2to3, pyupgrade).",
+        fix_safety="No fix: the Python 2 statements stay as they are (port them with 2to3 or "
+        "pyupgrade). Fixes elsewhere in the file stay away from them and write only what Python "
+        "2 reads, so the file stays Python 2.",
+        recovery="This is recovery's report. When set-aside statements are not all Python 2, "
+        "the file gets TFM902 instead, so that `--ignore TFM904` never hides a real syntax "
+        "error.",
     ),
 )
 
@@ -98,23 +115,33 @@ WRITE_FAILED = Rule(
         example="chmod a-w train.py && tfmemlint --fix train.py",
         use_instead="chmod u+w train.py && tfmemlint --fix train.py",
         fix_safety="No fix.",
+        recovery=_NOT_READ,
     ),
 )
 
 SYNTAX_ERROR = Rule(
     code="TFM902",
     name="syntax-error",
-    summary="The file is not valid Python 3",
+    summary="Statements that are not valid Python 3 were set aside, or the file was not checked",
     fixable=False,
     doc=RuleDoc(
-        what_it_does="Reports a file that does not parse as Python 3 (Python 2 code is TFM904), "
-        "with Python's own message and position. That includes code nested deeper than "
-        "Python's parser allows (thousands of unary minus signs, 200 brackets), which is never "
-        "handed to libcst: its parser would overflow its stack and take the run down.",
-        why="tfmemlint never rewrites a file it cannot parse. " + _GOES_ON,
+        what_it_does="Reports code that does not parse as Python 3 and is not Python 2 (that "
+        "is TFM904), with Python's own message: a half-typed exercise (`W = ???`), IPython "
+        "syntax inside a statement (`files = !ls`), a block with no body. The statements that "
+        "fail are set aside and the rest of the file, or notebook cell, is checked and fixed as "
+        "usual; the line names the first statement set aside and how many were. Where nothing "
+        "can be set aside to make the rest parse (an `else:` with no `if`), or the code is "
+        "nested deeper than Python's parser allows (thousands of unary minus signs, 200 "
+        "brackets, which is never handed to libcst: its parser would overflow its stack), the "
+        "file is not checked at all, and the line gives Python's message and position.",
+        why="tfmemlint never rewrites code it cannot parse. " + _GOES_ON,
         example="def f(:\n    pass",
         use_instead="def f():\n    pass",
-        fix_safety="No fix.",
+        fix_safety="No fix. Fixes elsewhere in the file stay away from the set-aside "
+        "statements and the statements just before and after them.",
+        recovery="This is recovery's report, together with TFM904. A notebook cell that "
+        "cannot be recovered statement by statement is set aside whole, and the other cells "
+        "are still checked.",
     ),
 )
 
@@ -130,6 +157,7 @@ INTERNAL_ERROR = Rule(
         example="(any file that triggers a bug in tfmemlint)",
         use_instead="(please report it, with the file)",
         fix_safety="No fix.",
+        recovery=_NOT_READ,
     ),
 )
 

@@ -6,7 +6,13 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RuleFamily
+from tfmemlint.rules import RECOVERED_FIX, RuleFamily
+
+_RECOVERY = (
+    "In a file that needed recovery (TFM904, TFM902), a setting made inside a set-aside "
+    "statement is not seen: the sessions after it are checked as if it were not there, and "
+    "the TFM904 or TFM902 line names its line. " + RECOVERED_FIX
+)
 
 INVALID_FORCE_GROWTH = Rule(
     code="TFM201",
@@ -25,6 +31,7 @@ INVALID_FORCE_GROWTH = Rule(
         fix_safety="Safe for values that plainly mean yes (`True`, `TRUE`, `1`, `yes`, `on`), "
         'fixed to `"true"`, or no (`False`, `0`, `no`, `off`), fixed to `"false"`: the '
         "meaning you wrote is kept. Other values are reported without a fix.",
+        recovery=_RECOVERY,
     ),
 )
 

@@ -5,7 +5,13 @@ The logic lives beside them in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import TENSORFLOW_MODULES, RuleFamily
+from tfmemlint.rules import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
+
+_RECOVERY = (
+    "In a file or notebook cell that needed recovery (TFM904, TFM902), a session created "
+    "inside a set-aside statement is not seen, and the TFM904 or TFM902 line names its line; "
+    "a config built inside one is not known, as under TFM190. " + RECOVERED_FIX
+)
 
 _WHY = (
     "With no memory option, the first TensorFlow session in a process reserves nearly all of "
@@ -43,6 +49,7 @@ NO_CONFIG = Rule(
         "protos. `MonitoredSession` gains `session_creator=tf.train.ChiefSessionCreator("
         "config=...)`. `--policy fraction=F` sets `per_process_gpu_memory_fraction=F` instead. "
         "No fix for `Session(cfg)`, which passes the config as `target`.",
+        recovery=_RECOVERY,
     ),
 )
 
@@ -67,6 +74,7 @@ CONFIG_WITHOUT_MEMORY_OPTION = Rule(
         "(or `allow_growth=True` inside its existing `GPUOptions`); a config variable gains "
         "`<name>.gpu_options.allow_growth = True` on the line after it is built, at the same "
         "indentation. No fix when that line also holds other statements.",
+        recovery=_RECOVERY,
     ),
 )
 
@@ -83,6 +91,7 @@ MEMORY_OPTION_DISABLED = Rule(
         example="config = tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=False))",
         use_instead="config = tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))",
         fix_safety="No fix: tfmemlint never flips a value you wrote.",
+        recovery=_RECOVERY,
     ),
 )
 
@@ -104,6 +113,7 @@ UNRESOLVED_CONFIG = Rule(
         example="def make_session(config):\n    return tf.Session(config=config)",
         use_instead="Check the callers, or build the config next to the session.",
         fix_safety="No fix: the config is not known.",
+        recovery=_RECOVERY,
     ),
 )
 

@@ -6,6 +6,11 @@ The logic lives beside these pages in `check.py`.
 from tfmemlint.model import Rule, RuleDoc
 from tfmemlint.rules import TENSORFLOW_MODULES, RuleFamily
 
+_RECOVERY = (
+    "In a file or notebook cell that needed recovery (TFM904, TFM902), a value written inside "
+    "a set-aside statement is not checked."
+)
+
 _FRACTION = (
     "`per_process_gpu_memory_fraction` caps the process at that fraction of the GPU's *total* "
     "memory (core/protobuf/config.proto)."
@@ -25,6 +30,7 @@ FRACTION_OUT_OF_RANGE = Rule(
         example="config.gpu_options.per_process_gpu_memory_fraction = 40",
         use_instead="config.gpu_options.per_process_gpu_memory_fraction = 0.4",
         fix_safety="No fix: only you know the fraction you meant.",
+        recovery=_RECOVERY,
     ),
 )
 
@@ -42,6 +48,7 @@ FRACTION_UNIFIED_MEMORY = Rule(
         example="gpu_options = tf.GPUOptions(per_process_gpu_memory_fraction=1.5)",
         use_instead="gpu_options = tf.GPUOptions(per_process_gpu_memory_fraction=0.9)",
         fix_safety="No fix: oversubscription may be deliberate.",
+        recovery=_RECOVERY,
     ),
 )
 
@@ -59,6 +66,7 @@ FRACTION_WHOLE_GPU = Rule(
         example="config.gpu_options.per_process_gpu_memory_fraction = 1.0",
         use_instead="config.gpu_options.allow_growth = True",
         fix_safety="No fix.",
+        recovery=_RECOVERY,
     ),
 )
 
@@ -76,6 +84,7 @@ MEMORY_LIMIT_NOT_POSITIVE = Rule(
         example="tf.config.LogicalDeviceConfiguration(memory_limit=0)",
         use_instead="tf.config.LogicalDeviceConfiguration(memory_limit=4096)",
         fix_safety="No fix.",
+        recovery=_RECOVERY,
     ),
 )
 

@@ -7,6 +7,12 @@ The logic lives beside these pages in `check.py`.
 from tfmemlint.model import Rule, RuleDoc
 from tfmemlint.rules import TENSORFLOW_MODULES, RuleFamily
 
+_RECOVERY = (
+    "In a file or notebook cell that needed recovery (TFM904, TFM902), a session inside a "
+    "set-aside statement is not seen: it counts neither as the first session nor as a later "
+    "one. In a notebook, the places this rule names are a cell and a line in it."
+)
+
 LATER_SESSION_IGNORED = Rule(
     code="TFM401",
     name="later-session-settings-ignored",
@@ -24,6 +30,7 @@ LATER_SESSION_IGNORED = Rule(
         use_instead="config = tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))\n"
         "a = tf.Session(config=config)\nb = tf.Session(config=config)",
         fix_safety="No fix: give the first session the settings you want.",
+        recovery=_RECOVERY,
     ),
 )
 
@@ -43,6 +50,7 @@ HIDDEN_GPU_INITIALIZATION = Rule(
         use_instead="sess = tf.Session(config=config)\nprint(device_lib.list_local_devices())",
         fix_safety="No fix: move the listing after the session, or pass it "
         "`session_config=config`.",
+        recovery=_RECOVERY,
     ),
 )
 
