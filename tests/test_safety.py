@@ -76,10 +76,10 @@ def test_a_crash_on_one_file_leaves_the_others_fixed(
 
     real = engine.fix_text
 
-    def fails_on_a(filename: str, *rest):  # type: ignore[no-untyped-def]
+    def fails_on_a(filename: str, *rest, **options):  # type: ignore[no-untyped-def]
         if filename.endswith("a.py"):
             raise ZeroDivisionError("a bug")
-        return real(filename, *rest)
+        return real(filename, *rest, **options)
 
     monkeypatch.setattr(engine, "fix_text", fails_on_a)
     results = list(runner.run([str(tmp_path)], Settings.default(), "fix", verbose=True))
@@ -101,10 +101,10 @@ def test_internal_error_exits_2_and_the_rest_is_still_written(tmp_path: Path) ->
     (hook / "sitecustomize.py").write_text(
         "from tfmemlint import engine\n"
         "real = engine.fix_text\n"
-        "def broken(filename, *rest):\n"
+        "def broken(filename, *rest, **options):\n"
         "    if filename.endswith('a.py'):\n"
         "        raise RuntimeError('boom')\n"
-        "    return real(filename, *rest)\n"
+        "    return real(filename, *rest, **options)\n"
         "engine.fix_text = broken\n"
     )
     env = {**os.environ, "PYTHONPATH": str(hook)}

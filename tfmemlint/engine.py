@@ -143,13 +143,22 @@ def _without_cycle_collection(function: Callable[_P, _R]) -> Callable[_P, _R]:
 
 
 @_without_cycle_collection
-def lint_text(filename: str, text: str, settings: Settings, layout: Layout = FILE) -> list[Finding]:
+def lint_text(
+    filename: str,
+    text: str,
+    settings: Settings,
+    layout: Layout = FILE,
+    *,
+    recover_first: bool = False,
+) -> list[Finding]:
     """Findings for one text, selected and unsuppressed, in source order. Statements that do
     not parse are set aside (see `recovery`), and reported as one TFM904 or TFM902 finding.
+    `recover_first`: CPython found Python 2 in the text, which libcst may read (`except E,
+    e:`): recover it without trying libcst on it first.
 
     Raises libcst.ParserSyntaxError for text that cannot be recovered.
     """
-    return _lint_masked(filename, _mask(text).text, settings, layout)[0]
+    return _lint_masked(filename, _mask(text).text, settings, layout, recover_first)[0]
 
 
 def _mask(text: str) -> masking.Masked:
@@ -164,20 +173,24 @@ def _unmaskable() -> re.Pattern[str]:
 
 
 def _lint_masked(
-    filename: str, text: str, settings: Settings, layout: Layout
+    filename: str, text: str, settings: Settings, layout: Layout, recover_first: bool = False
 ) -> tuple[list[Finding], Recovery | None]:
     """Findings for a text already masked: same offsets, rows and columns as the original; and
     the recovery it needed, if any."""
     recovered: Recovery | None = None
-    try:
-        module = parse(text)
-    except cst.ParserSyntaxError as error:
+    found = _recover(text, layout) if recover_first else None
+    if found is not None:
+        recovered, module = found
+    else:
         try:
-            recovered, module = recovery.recover(
-                text, parse, cst.ParserSyntaxError, layout.separator
-            )
-        except recovery.RecoveryError:
-            raise error from None
+            module = parse(text)
+        except cst.ParserSyntaxError as error:
+            found = None if recover_first else _recover(text, layout)
+            if found is None:
+                raise error from None
+            recovered, module = found
+    if recovered is not None and not recovered.set_aside:
+        recovered = None  # it all parsed: the tree is the text's own
     with _deep_recursion():
         context = FileContext(
             filename, recovered.text if recovered else text, module, settings.policy, layout
@@ -199,6 +212,14 @@ def _lint_masked(
         lines = LineIndex(text)  # suppression comments in set-aside statements count too
     findings = suppression.unsuppressed(findings, lines)
     return sorted(findings, key=lambda f: (f.location, f.code)), recovered
+
+
+def _recover(text: str, layout: Layout) -> tuple[Recovery, cst.Module] | None:
+    """The text with what does not parse set aside, and its tree; None when it cannot be."""
+    try:
+        return recovery.recover(text, parse, cst.ParserSyntaxError, layout.separator)
+    except recovery.RecoveryError:
+        return None
 
 
 def _within_recovery(finding: Finding, recovered: Recovery) -> Finding:
@@ -224,18 +245,29 @@ def _recovery_findings(ctx: FileContext, recovered: Recovery) -> Iterator[Findin
         rule, kind = (
             (PYTHON2_SYNTAX, "Python 2 syntax") if python2 else (SYNTAX_ERROR, "Syntax error")
         )
-        quoted = first.source.strip().splitlines()[0] if first.source.strip() else ""
-        if len(quoted) > 40:
-            quoted = quoted[:37] + "..."
-        reason = first.message.split(". Did you mean")[0].split(";")[0].rstrip(".")
-        count = f"{len(statements)} statements" if len(statements) > 1 else "1 statement"
-        message = (
-            f"{kind} at `{quoted}` ({reason}): {count} set aside, the rest of the {where} checked"
+        if first.message == recovery.WHOLE_UNIT:
+            message = f"{kind}: {recovery.WHOLE_UNIT}, so the whole {where} is set aside"
+        else:
+            quoted = first.source.strip().splitlines()[0] if first.source.strip() else ""
+            if len(quoted) > 40:
+                quoted = quoted[:37] + "..."
+            reason = first.message.split(". Did you mean")[0].split(";")[0].rstrip(".")
+            count = f"{len(statements)} statements" if len(statements) > 1 else "1 statement"
+            message = (
+                f"{kind} at `{quoted}` ({reason}): {count} set aside, the rest of the {where} "
+                "checked"
+            )
+        # A session there is not seen: say where each set-aside TensorFlow name is.
+        rows = sorted(
+            {
+                ctx.lines.location(s.start + found.start()).row
+                for s in statements
+                for found in any_trigger().finditer(s.source)
+            }
         )
-        unseen = [s for s in statements if any_trigger().search(s.source)]
-        if unseen:
-            rows = ", ".join(ctx.place(ctx.lines.location(s.start).row) for s in unseen)
-            message += f"; the set-aside code on {rows} names a TensorFlow API and is not checked"
+        if rows:
+            places = ", ".join(ctx.place(row) for row in rows)
+            message += f"; the set-aside code on {places} names a TensorFlow API and is not checked"
         yield ctx.finding_at(rule, message, first.start)
 
 
@@ -318,29 +350,39 @@ def _deep_recursion() -> Iterator[None]:
 
 @_without_cycle_collection
 def fix_text(
-    filename: str, text: str, settings: Settings, layout: Layout = FILE
+    filename: str,
+    text: str,
+    settings: Settings,
+    layout: Layout = FILE,
+    *,
+    recover_first: bool = False,
 ) -> tuple[str, int, list[Finding]]:
     """Apply every available fix until none is left: (new text, fixes applied, remaining).
+    `recover_first` as for `lint_text`.
 
     Raises libcst.ParserSyntaxError when `text` itself cannot be recovered, and
     UnsafeFixError when the fixed text fails the safety check: then nothing may be written.
     """
     masked = _mask(text)
     if not masked.regions:
-        return _fix_masked(filename, text, settings, layout)
+        return _fix_masked(filename, text, settings, layout, recover_first)
     try:
-        fixed_masked, fixed_count, findings = _fix_masked(filename, masked.text, settings, layout)
+        fixed_masked, fixed_count, findings = _fix_masked(
+            filename, masked.text, settings, layout, recover_first
+        )
         return masked.unmask(fixed_masked, text), fixed_count, findings
     except (masking.MaskError, UnsafeFixError):
-        return _fix_masked(filename, text, settings, layout)  # the slow way: nothing masked
+        # The slow way: nothing masked.
+        return _fix_masked(filename, text, settings, layout, recover_first)
 
 
 def _fix_masked(
-    filename: str, text: str, settings: Settings, layout: Layout
+    filename: str, text: str, settings: Settings, layout: Layout, recover_first: bool
 ) -> tuple[str, int, list[Finding]]:
     fixed_count = 0
     current = text
-    findings, recovered = _lint_masked(filename, current, settings, layout)
+    findings, recovered = _lint_masked(filename, current, settings, layout, recover_first)
+    found_first = findings
     fixed_recovered = recovered
     for _ in range(MAX_FIX_ROUNDS):
         applied, new_text = fixes.apply([f.fix for f in findings if f.fix], current)
@@ -349,39 +391,35 @@ def _fix_masked(
         fixed_count += applied
         current = new_text
         try:  # a fix can bring a finding of its own (TFM401 on a later session): look again
-            findings, fixed_recovered = _lint_masked(filename, current, settings, layout)
+            findings, fixed_recovered = _lint_masked(
+                filename, current, settings, layout, recovered is not None
+            )
         except cst.ParserSyntaxError as exc:
             raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None
     if current != text:
-        if recovered is None and _python_reads(text):
+        if recovered is None and not _python_refuses(text):
             safety.check(text, current)
         elif recovered is None:
             # libcst reads what this Python does not (newer syntax; `except E, e:`, which
             # Python 3.14 reads): compare what is left once CPython's failures are set aside.
-            try:
-                before = _recovered(text)
-            except (recovery.RecoveryError, cst.ParserSyntaxError):
-                return current, fixed_count, findings  # libcst re-parsed the fixed text
-            try:
-                after = _recovered(current)
-            except (recovery.RecoveryError, cst.ParserSyntaxError):
-                after = None
-            _check_recovered(before, after)
+            before, after = _recover(text, layout), _recover(current, layout)
+            if before is None:  # nothing to prove the fixes by: report them, write nothing
+                return text, 0, [finding._replace(fix=None) for finding in found_first]
+            _check_recovered(before[0], after[0] if after else None)
         else:
             _check_recovered(recovered, fixed_recovered)
     return current, fixed_count, findings
 
 
-def _python_reads(text: str) -> bool:
+def _python_refuses(text: str) -> bool:
+    """CPython calls the text a syntax error (not merely too deep for its parser)."""
     try:
         parse_python(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except SyntaxError:
+        return True
+    except (ValueError, RecursionError, MemoryError):
         return False
-    return True
-
-
-def _recovered(text: str) -> Recovery:
-    return recovery.recover(text, parse, cst.ParserSyntaxError)[0]
+    return False
 
 
 def _check_recovered(before: Recovery, after: Recovery | None) -> None:

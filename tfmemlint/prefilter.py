@@ -128,6 +128,17 @@ def too_deep_for_python(raw: bytes) -> tuple[str, int, int] | None:
     return None
 
 
+def python2_for_python(raw: bytes) -> bool:
+    """Whether CPython refuses `raw` with one of its messages for Python 2 code: then recovery
+    goes first, since libcst reads some of it (`except E, e:`) as newer Python."""
+    from tfmemlint.recovery import PYTHON2_MESSAGES
+
+    outcome = _compiled(raw)
+    return isinstance(outcome, SyntaxError) and any(
+        marker in (outcome.msg or "") for marker in PYTHON2_MESSAGES
+    )
+
+
 @lru_cache(maxsize=1)
 def _compiled(raw: bytes) -> CodeType | Exception:
     """CPython's compile of `raw`, or what it raised: the second stage and the depth check ask

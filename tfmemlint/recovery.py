@@ -2,16 +2,19 @@
 stand-ins, so that every other statement keeps its offsets, rows and columns, and the rules run
 on the rest.
 
-The parsers say where they stopped; the statement there is replaced, and the text parsed again,
-while that makes progress and at most MAX_ROUNDS times. A simple statement becomes `pass` (or
-`0`) padded with spaces; a block header keeps its block with a neutral header of its own kind
-(`except E, e:` becomes `except():`), so that its body is still read; every line break stays
-where it was. Text split into units (a notebook's cells) is recovered unit by unit, and a unit
-that cannot be recovered is set aside whole.
+Statements with a Python 2 spelling that Python 3 never reads (a print statement, backticks,
+`0777`) are set aside at once. Then the parsers say where they stop; the statement there is
+replaced, and the text parsed again, while that makes progress and at most MAX_ROUNDS times. A
+simple statement becomes `pass` (or `0`) padded with spaces; a block header keeps its block
+with a neutral header of its own kind that binds the same names where it can (`except E, e:`
+becomes `except():`, `def f((a, b)):` becomes `def f(a,b):`), so that its body is still read.
+Every line break stays where it was; the later lines of a set-aside statement become comment
+lines, which fit any indentation. Text split into units (a notebook's cells) is recovered unit
+by unit, and a unit that cannot be recovered is set aside whole.
 
 Fixes are applied to the real text, never to the stand-ins: `Recovery.allows` keeps them away
-from every set-aside statement and its neighbours, and `check_fixed` proves afterwards that each
-set-aside statement came back byte for byte.
+from every set-aside statement and its neighbours, and the engine's safety net recovers the
+fixed text again to prove that each set-aside statement came back byte for byte.
 """
 
 from __future__ import annotations
@@ -34,30 +37,38 @@ _HEADER = re.compile(r"(?:async\s+)?(if|elif|while|for|with|def|class|try|except
 _NAMED = re.compile(r"(?:async\s+)?(?:def|class)\s+(\w+)")
 _EXPECTED_BLOCK = re.compile(r"expected an indented block after .* on line (\d+)")
 _LOST_INDENT = ("unexpected indent", "unindent does not match", "inconsistent use of tabs")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # Python's messages for the Python 2 constructs that TF1-era code holds.
 PYTHON2_MESSAGES = (
     "Missing parentheses in call to",
     "multiple exception types must be parenthesized",
     "leading zeros in decimal integer literals",
     "inconsistent use of tabs and spaces",
-)
-# Python 2 spellings, looked for in a set-aside statement's code with its strings and comments
-# taken out (a `ur` prefix is looked for before its string).
-_PYTHON2_CODE = re.compile(
-    r"`|<>|^\s*(?:print|exec)\b\s*[^\s(=.,;)\]}]|^\s*raise\b[^,]+,|^\s*except\b[^:]*,[^:]*:"
-    r"|\b0[0-7]*[1-7][0-7]*[lL]?\b|\b\d+[lL]\b|\bdef\s+\w+\s*\(\s*\(|\blambda\s*\("
+    "parameters cannot be parenthesized",
 )
 # A `print` or `exec` statement that Python 3 can never read: the word, then a string, a
 # backtick, a number or a name that no operator joins to it.
 _PRINT_STATEMENT = re.compile(
-    r"(print|exec)[ \t]+(?:['\"`0-9]|(?!(?:in|not|is|and|or|if|else|for)\b)[A-Za-z_])"
+    r"\s*(print|exec)[ \t]+(?:['\"`0-9]|(?!(?:in|not|is|and|or|if|else|for)\b)[A-Za-z_])"
+)
+# Python 2 spellings that Python 3 never reads, looked for in a statement's code with its
+# strings and comments taken out.
+_PYTHON2_SPELLINGS = (
+    (re.compile(r"`"), "backticks"),
+    (re.compile(r"<>"), "the <> operator"),
+    (re.compile(r"(?<![\w.])0[0-7]*[1-7][0-7]*[lL]?(?![\w.])"), "an octal literal such as 0777"),
+    (re.compile(r"(?<![\w.])(?:0[xX][0-9a-fA-F]+|\d+)[lL](?![\w.])"), "a long literal such as 10L"),
+    (re.compile(r"\blambda\s*\("), "parenthesized lambda parameters"),
 )
 _UR_PREFIX = re.compile(r"(?<![\w'\"])[uU][rR]$")
+_COMMA_STATEMENT = re.compile(r"\s*(raise|except)\b")
 # What a fix must not write into a file that needed recovery: Python 3-only syntax.
 _PYTHON3_ONLY = re.compile(
     r"(?<![\w'\"])[fF][rR]?['\"]|(?<![\w'\"])[rR][fF]['\"]|:=|\bnonlocal\b|\basync\b|\bawait\b"
     r"|->|\byield\s+from\b"
 )
+# The message of a notebook cell that could not be recovered statement by statement.
+WHOLE_UNIT = "nothing in it could be read statement by statement"
 
 
 class RecoveryError(Exception):
@@ -96,6 +107,8 @@ class _Unit(NamedTuple):
     start: int
     end: int
     lines: list[LogicalLine]  # in text offsets
+    starts: list[int]  # each line's `start`, for bisection
+    line_starts: list[int]  # each line's `line_start`
 
 
 def recover(
@@ -117,19 +130,22 @@ def recover(
     set_aside: dict[int, SetAside] = {}
     lines = LineIndex(text)
     for index, unit in enumerate(units):
+        # Python 2 spellings are found at once: a parse for each would cost a file each.
         for line in unit.lines:
-            statement = _PRINT_STATEMENT.match(text, line.start, line.end)
-            if statement:  # found at once: one parse for each would cost a file's length each
-                message = f"Missing parentheses in call to '{statement.group(1)}'"
-                _set_aside(text, chars, unit, index, line.start, message, set_aside)
+            if line.start not in set_aside:
+                spelling = _python2_spelling(text, line.start, line.end)
+                if spelling is not None:
+                    _set_aside(text, chars, unit, index, line.start, spelling, set_aside)
         if not _recover_with_python(text, chars, unit, index, set_aside, lines):
             if separator is None:
                 raise RecoveryError("no statement left to set aside")
-            _blank(chars, unit.start, unit.end)
+            _blank(chars, unit.start, unit.end, comment_first=True)
             set_aside = {k: v for k, v in set_aside.items() if not unit.start <= k < unit.end}
-            message = "the cell cannot be read, even statement by statement"
             whole = text[unit.start : unit.end]
-            set_aside[unit.start] = SetAside(unit.start, unit.end, whole, message, False, index)
+            python2 = _python2_spelling(text, unit.start, unit.end) is not None
+            set_aside[unit.start] = SetAside(
+                unit.start, unit.end, whole, WHOLE_UNIT, python2, index
+            )
     for _ in range(MAX_ROUNDS):
         current = "".join(chars)
         try:
@@ -142,6 +158,9 @@ def recover(
             if not _set_aside(text, chars, units[index], index, offset, message, set_aside):
                 raise RecoveryError(f"libcst still fails: {message}") from None
             continue
+        # (A final lone CR libcst drops moves no offset: the engine's check allows it too.)
+        if getattr(tree, "code", current).rstrip("\r\n") != current.rstrip("\r\n"):
+            raise RecoveryError("libcst does not give the recovered text back byte for byte")
         ordered = tuple(sorted(set_aside.values()))
         return Recovery(current, ordered, _guarded(ordered, units)), tree
     raise RecoveryError(f"still does not parse after {MAX_ROUNDS} rounds")
@@ -161,7 +180,15 @@ def _units(text: str, separator: str | None) -> list[_Unit]:
             LogicalLine(ll.start + start, ll.end + start, ll.line_start + start, ll.indent)
             for ll in found
         ]
-        units.append(_Unit(start, end, shifted))
+        units.append(
+            _Unit(
+                start,
+                end,
+                shifted,
+                [ll.start for ll in shifted],
+                [ll.line_start for ll in shifted],
+            )
+        )
     return units
 
 
@@ -207,25 +234,29 @@ def _set_aside(
     """Replace the statement at `offset` with a stand-in: False when that makes no progress."""
     if not unit.lines:
         return False
-    at = max(bisect.bisect_right([ll.line_start for ll in unit.lines], offset) - 1, 0)
+    at = max(bisect.bisect_right(unit.line_starts, offset) - 1, 0)
     line = unit.lines[at]
     previous = set_aside.get(line.start)
     if any(message.startswith(lost) for lost in _LOST_INDENT):
-        # Wrong indentation: the statement and those indented like it go, as blank lines.
+        # Wrong indentation: the statement and those indented like it become comment lines,
+        # which no indentation can upset.
         end = at + 1
         while end < len(unit.lines) and len(unit.lines[end].indent) >= len(line.indent):
             end += 1
         if previous is not None and previous.end >= unit.lines[end - 1].end:
             return False
-        _blank(chars, line.line_start, unit.lines[end - 1].end)
-        span = (line.start, unit.lines[end - 1].end)
+        _blank(chars, line.line_start, unit.lines[end - 1].end, comment_first=True)
+        span = (line.line_start, unit.lines[end - 1].end)
     else:
-        span = _stand_in(text, chars, unit, at, previous, headless)
-        if span is None:
+        found = _stand_in(text, chars, unit, at, previous, headless)
+        if found is None:
             return False
-    python2 = _is_python2(text, span[0], span[1], message)
-    for key in [k for k in set_aside if span[0] <= k < span[1]]:
-        del set_aside[key]
+        span = (line.start, unit.lines[found].end)
+        end = found + 1
+    spelling = _python2_spelling(text, span[0], span[1])
+    python2 = spelling is not None or any(marker in message for marker in PYTHON2_MESSAGES)
+    for covered in unit.lines[at:end]:
+        set_aside.pop(covered.start, None)
     source = text[span[0] : span[1]]
     set_aside[span[0]] = SetAside(span[0], span[1], source, message, python2, index)
     return True
@@ -238,28 +269,38 @@ def _stand_in(
     at: int,
     previous: SetAside | None,
     headless: bool,
-) -> tuple[int, int] | None:
-    """Write the stand-in for unit.lines[at]; its span, or None when there is nothing new to
-    try: a header that was already stood in goes with its whole block, then nothing more."""
+) -> int | None:
+    """Write the stand-in for unit.lines[at]; the index of the last line it covers, or None
+    when there is nothing new to try: a header that was already stood in goes with its whole
+    block (and the clauses that follow it), then nothing more."""
     line = unit.lines[at]
     header = None if headless else _HEADER.match(text, line.start, line.end)
     if previous is None and header is not None:
         colon = _header_colon(text, line)
-        written = colon is not None and _write_header(text, chars, line, header.group(1), colon)
-        if written:
-            return line.start, line.end
+        if colon is not None and _write_header(text, chars, line, header, colon):
+            return at
     if header is not None and not headless and header.group(1) in _CLAUSES:
         return None  # `except` and the rest cannot go without their `try`
     end = at + 1
-    if header is not None:  # the header and its whole block
-        while end < len(unit.lines) and len(unit.lines[end].indent) > len(line.indent):
+    if header is not None:  # the header, its block, and the clauses after it with theirs
+        while end < len(unit.lines):
+            following = unit.lines[end]
+            deeper = len(following.indent) > len(line.indent)
+            clause = following.indent == line.indent and _is_clause(text, following)
+            if not deeper and not clause:
+                break
             end += 1
     last = unit.lines[end - 1]
     if previous is not None and previous.end >= last.end:
         return None
     _blank(chars, line.start, last.end)
     _write_statement(chars, line.start, last.end, text)
-    return line.start, last.end
+    return end - 1
+
+
+def _is_clause(text: str, line: LogicalLine) -> bool:
+    header = _HEADER.match(text, line.start, line.end)
+    return header is not None and header.group(1) in _CLAUSES
 
 
 def _header_colon(text: str, line: LogicalLine) -> int | None:
@@ -283,71 +324,175 @@ def _header_colon(text: str, line: LogicalLine) -> int | None:
     return None
 
 
-def _write_header(text: str, chars: list[str], line: LogicalLine, keyword: str, colon: int) -> bool:
+def _neutral_header(text: str, line: LogicalLine, header: re.Match[str], colon: int) -> str:
+    """A header of the same kind that Python 3 reads, keeping the names it binds where it can:
+    the function's parameters (`def f((a, b)):` becomes `def f(a,b):`), a loop's target."""
+    keyword = header.group(1)
+    if not text[header.end() : colon].strip():
+        return text[line.start : colon + 1]  # `else:`, a bare `except:`: already fine
     if keyword in ("def", "class"):
         named = _NAMED.match(text, line.start, colon)
         if named is None:
+            return ""
+        if keyword == "class":
+            return f"class {named.group(1)}:"
+        return f"def {named.group(1)}({','.join(_parameter_names(text, named.end(), colon))}):"
+    if keyword == "for":
+        target = re.match(r"for\s+([\w\s,()\[\]]+?)\s+in\b", text[line.start : colon])
+        if target and "\n" not in target.group(1) and "\r" not in target.group(1):
+            return f"for {' '.join(target.group(1).split())} in():"
+        return "for()in():"
+    return {
+        "if": "if 1:",
+        "elif": "elif 1:",
+        "while": "while 1:",
+        "with": "with 1:",
+        "except": "except():",  # `except E, e:` loses `e`: Python 3 needs more room for it
+    }[keyword]
+
+
+def _parameter_names(text: str, start: int, end: int) -> list[str]:
+    """The names a parameter list binds, Python 2's tuple parameters included: each name
+    that follows `(`, `,` or `*` in the list or in a parenthesized parameter, never one in a
+    default value."""
+    names: list[str] = []
+    groups: list[bool] = []  # for each open bracket: is it the list or a tuple parameter?
+    previous = ""
+    for token in tokens(text, start, end):
+        piece = text[token.start : token.end]
+        if token.kind == "open":
+            groups.append(piece == "(" and (not groups or (groups[-1] and previous in "(,")))
+            previous = "("
+            continue
+        if token.kind == "close":
+            if groups:
+                groups.pop()
+            previous = ")"
+            continue
+        if token.kind != "word" or not groups:
+            previous = piece[-1:] if piece else previous
+            continue
+        for word in re.finditer(r"\w+|\S", piece):
+            value = word.group()
+            binds = groups[-1] and previous in ("(", ",", "*") and value.isidentifier()
+            if binds and value not in names:
+                names.append(value)
+            previous = value
+    return names
+
+
+def _write_header(
+    text: str, chars: list[str], line: LogicalLine, header: re.Match[str], colon: int
+) -> bool:
+    stand_in = _neutral_header(text, line, header, colon)
+    first_break = _LINE_BREAK.search(text, line.start, colon)
+    room = (first_break.start() if first_break else colon + 1) - line.start
+    if not stand_in or len(stand_in) > room:
+        if header.group(1) != "def" or not stand_in:
             return False
-        header = f"def {named.group(1)}():" if keyword == "def" else f"class {named.group(1)}:"
-    else:
-        header = {
-            "if": "if 1:",
-            "elif": "elif 1:",
-            "while": "while 1:",
-            "for": "for()in():",
-            "with": "with 1:",
-            "except": "except():",
-        }.get(keyword, f"{keyword}:")
-    if len(header) > colon + 1 - line.start or "\n" in text[line.start : colon]:
-        return False
+        stand_in = stand_in[: stand_in.index("(")] + "():"  # the names do not fit
+        if len(stand_in) > room:
+            return False
     body = [t for t in tokens(text, colon + 1, line.end) if t.kind not in ("comment", "newline")]
     body = [t for t in body if t.kind != "word" or text[t.start : t.end].strip()]
+    if body and first_break is not None:
+        return False  # a body after a header of several lines: it would land in a comment
     _blank(chars, line.start, line.end)
-    chars[line.start : line.start + len(header)] = header
+    chars[line.start : line.start + len(stand_in)] = stand_in
     if body:  # a body on the header's line: `if x <> y: z = 1`
         _write_statement(chars, body[0].start, line.end, text)
     return True
 
 
 def _write_statement(chars: list[str], start: int, end: int, text: str) -> None:
-    """`pass` (or `0` where `pass` does not fit on the line) at `start`; the rest is blank."""
-    line_end = re.compile(r"\r|\n").search(text, start, end)
+    """`pass` (or `0` where `pass` does not fit on the line) at `start`."""
+    line_end = _LINE_BREAK.search(text, start, end)
     room = (line_end.start() if line_end else end) - start
     word = "pass" if room >= 4 else "0"
     chars[start : start + len(word)] = word
 
 
-def _blank(chars: list[str], start: int, end: int) -> None:
+def _blank(chars: list[str], start: int, end: int, comment_first: bool = False) -> None:
+    """Spaces over text[start:end], line breaks kept, and a `#` opening every line after the
+    first (and the first too, with `comment_first`): a line of spaces alone at the end of a
+    block is one libcst does not give back, and a comment line fits any indentation."""
+    line_start = comment_first
     for i in range(start, end):
-        if chars[i] not in "\r\n":
-            chars[i] = " "
+        if chars[i] in "\r\n":
+            line_start = True
+            continue
+        chars[i] = "#" if line_start else " "
+        line_start = False
 
 
-def _is_python2(text: str, start: int, end: int, message: str) -> bool:
-    if any(marker in message for marker in PYTHON2_MESSAGES):
-        return True
-    code = []
+def _python2_spelling(text: str, start: int, end: int) -> str | None:
+    """What in text[start:end] is Python 2 that Python 3 never reads, if anything."""
+    pieces: list[str] = []
     for token in tokens(text, start, end):
-        piece = text[token.start : token.end]
         if token.kind == "string":
-            if _UR_PREFIX.search("".join(code[-1:])):
-                return True
-            code.append('""')
+            if pieces and _UR_PREFIX.search(pieces[-1]):
+                return "a ur'' string"
+            pieces.append('""')
         elif token.kind != "comment":
-            code.append(piece)
-    return bool(_PYTHON2_CODE.search("".join(code)))
+            pieces.append(text[token.start : token.end])
+    code = "".join(pieces)
+    statement = _PRINT_STATEMENT.match(code)
+    if statement:
+        return f"Missing parentheses in call to '{statement.group(1)}'"
+    for pattern, what in _PYTHON2_SPELLINGS:
+        if pattern.search(code):
+            return what
+    comma = _COMMA_STATEMENT.match(code)
+    if comma and _comma_outside_brackets(code, comma.end()):
+        return "raise E, value" if comma.group(1) == "raise" else "except E, name"
+    if re.match(r"\s*(?:async\s+)?def\b", code) and _tuple_parameter(code):
+        return "tuple parameters"
+    return None
+
+
+def _comma_outside_brackets(code: str, start: int) -> bool:
+    """A comma before the statement's first colon, both outside brackets."""
+    depth = 0
+    for char in code[start:]:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0 and char == ":":
+            return False
+        elif depth == 0 and char == ",":
+            return True
+    return False
+
+
+def _tuple_parameter(code: str) -> bool:
+    """A parenthesized parameter, `def f(a, (b, c)):`, as opposed to a default's brackets."""
+    depth = 0
+    previous = ""
+    for char in code:
+        if char.isspace():
+            continue
+        if char == "(":
+            if depth == 1 and previous in ("(", ","):
+                return True
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return False
+        previous = char
+    return False
 
 
 def _guarded(set_aside: Sequence[SetAside], units: Sequence[_Unit]) -> tuple[tuple[int, int], ...]:
     """Each set-aside statement's span, widened to the statements just before and after it."""
     zones = []
     for statement in set_aside:
-        lines = units[statement.unit].lines
-        starts = [ll.start for ll in lines]
-        first = bisect.bisect_left(starts, statement.start)
-        last = bisect.bisect_left(starts, statement.end) - 1
-        zone_start = lines[first - 1].start if first > 0 else statement.start
-        zone_end = lines[last + 1].end if 0 <= last + 1 < len(lines) else statement.end
+        unit = units[statement.unit]
+        first = bisect.bisect_left(unit.starts, statement.start)
+        last = bisect.bisect_left(unit.starts, statement.end) - 1
+        zone_start = unit.lines[first - 1].start if first > 0 else statement.start
+        zone_end = unit.lines[last + 1].end if 0 <= last + 1 < len(unit.lines) else statement.end
         zones.append((min(zone_start, statement.start), max(zone_end, statement.end)))
     return tuple(zones)
 
@@ -355,6 +500,7 @@ def _guarded(set_aside: Sequence[SetAside], units: Sequence[_Unit]) -> tuple[tup
 __all__ = [
     "MAX_ROUNDS",
     "PYTHON2_MESSAGES",
+    "WHOLE_UNIT",
     "Recovery",
     "RecoveryError",
     "SetAside",

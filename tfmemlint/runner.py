@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.discovery import Exclusions, Missing, discover
 from tfmemlint.model import FILE, FileResult, Finding, Layout, Location, Rule
-from tfmemlint.prefilter import code_may_have_findings, may_have_findings, too_deep_for_python
+from tfmemlint.prefilter import (
+    code_may_have_findings,
+    may_have_findings,
+    python2_for_python,
+    too_deep_for_python,
+)
 from tfmemlint.rules.file_errors import (
     INTERNAL_ERROR,
     INVALID_ENCODING,
@@ -41,12 +46,6 @@ _DECODE_ERRORS = {
     "unknown-encoding": UNKNOWN_ENCODING,
     "invalid-encoding": INVALID_ENCODING,
 }
-# Python's messages for the Python 2 constructs that TF1-era repositories hold.
-_PYTHON2_MESSAGES = (
-    "Missing parentheses in call to",
-    "multiple exception types must be parenthesized",
-    "leading zeros in decimal integer literals",
-)
 
 
 def _diagnostic(filename: str, rule: Rule, message: str, row: int = 1, column: int = 1) -> Finding:
@@ -61,7 +60,9 @@ def _syntax_error(filename: str, text: str, error: Exception) -> Finding:
     except SyntaxError as python_error:
         row, column = python_error.lineno or 1, python_error.offset or 1
         message = python_error.msg or "invalid syntax"
-        if any(marker in message for marker in _PYTHON2_MESSAGES):
+        from tfmemlint.recovery import PYTHON2_MESSAGES
+
+        if any(marker in message for marker in PYTHON2_MESSAGES):
             return _diagnostic(filename, PYTHON2_SYNTAX, f"Python 2 syntax: {message}", row, column)
         return _diagnostic(filename, SYNTAX_ERROR, f"Syntax error: {message}", row, column)
     except ValueError:
@@ -96,7 +97,8 @@ def check_file(
             raise UnsafeFixError(f"the file does not round-trip through {source.encoding}")
         write_atomically(filename, new_bytes, expected_old=raw)
     except (OSError, UnicodeEncodeError, UnsafeFixError) as exc:
-        result.findings = lint_text(filename, source.text, settings)
+        first = python2_for_python(raw)
+        result.findings = lint_text(filename, source.text, settings, recover_first=first)
         result.text = source.text
         result.findings.append(_diagnostic(filename, WRITE_FAILED, f"Fix not written: {exc}"))
         result.original = result.fixed_text = None
@@ -217,12 +219,17 @@ def check_bytes(
 
     from tfmemlint.engine import fix_text, lint_text
 
+    first = python2_for_python(raw)
     try:
         if mode == "check":
-            result.findings = lint_text(filename, source.text, settings, layout)
+            result.findings = lint_text(
+                filename, source.text, settings, layout, recover_first=first
+            )
             result.text = source.text
             return result, source
-        fixed_text, fixed, remaining = fix_text(filename, source.text, settings, layout)
+        fixed_text, fixed, remaining = fix_text(
+            filename, source.text, settings, layout, recover_first=first
+        )
     except cst.ParserSyntaxError as exc:
         result.findings.append(_syntax_error(filename, source.text, exc))
         return result, source

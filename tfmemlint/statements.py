@@ -15,7 +15,7 @@ from typing import NamedTuple
 # `word` never holds a quote, a bracket, a colon, `#`, `\` or a line break.
 _TOKEN = re.compile(
     r"""(?P<triple>'''|\"\"\")
-    |(?P<string>'(?:\\.|[^\\'\r\n])*'|"(?:\\.|[^\\"\r\n])*")
+    |(?P<string>'(?:\\\r\n|\\.|[^\\'\r\n])*'|"(?:\\\r\n|\\.|[^\\"\r\n])*")
     |(?P<comment>\#[^\r\n]*)
     |(?P<continuation>\\(?:\r\n|\r|\n))
     |(?P<newline>\r\n|\r|\n)
@@ -27,8 +27,8 @@ _TOKEN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _TRIPLE_END = {
-    "'''": re.compile(r"(?:\\.|[^\\])*?'''", re.DOTALL),
-    '"""': re.compile(r'(?:\\.|[^\\])*?"""', re.DOTALL),
+    "'''": re.compile(r"(?:\\\r\n|\\.|[^\\])*?'''", re.DOTALL),
+    '"""': re.compile(r'(?:\\\r\n|\\.|[^\\])*?"""', re.DOTALL),
 }
 _LINE_END = re.compile(r"\r\n|\r|\n|$")
 

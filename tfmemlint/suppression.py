@@ -43,7 +43,15 @@ def _comments_by_row(text: str) -> dict[int, str]:
             if token.type == tokenize.COMMENT:
                 comments[token.start[0]] = token.string
     except (tokenize.TokenError, SyntaxError):
-        pass  # The rows read so far still count; libcst accepted the file, so this is rare.
+        # Code that needed recovery (Python 2, a bad indent): the rows read so far count, and
+        # the scanner that never fails finds the comments of the rest.
+        from tfmemlint.statements import tokens
+
+        index = LineIndex(text)
+        for token in tokens(text):
+            row = index.location(token.start).row
+            if token.kind == "comment" and row not in comments:
+                comments[row] = text[token.start : token.end]
     return comments
 
 
