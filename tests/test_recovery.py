@@ -531,3 +531,58 @@ def test_many_python2_statements_of_every_kind_are_all_set_aside() -> None:
     text = f"import tensorflow as tf\ndef f():\n    pass\n{body}sess = tf.Session()\n"
     found = codes(text)
     assert found[0] == ("TFM904", 4) and found[-1] == ("TFM101", 604)
+
+
+def test_an_exponent_is_no_octal_literal() -> None:
+    text = 'import tensorflow as tf\nprint "start"\nopt = f(0.001, epsilon=1e-07); sess = tf.Session()\n'
+    assert codes(text) == [("TFM904", 2), ("TFM101", 3)]
+    assert codes("import tensorflow as tf\nraise X; t = 1, 2\nsess = tf.Session()\n") == [
+        ("TFM101", 3)
+    ]
+
+
+def test_a_cell_that_parses_is_never_looked_at_for_python2(tmp_path: Path) -> None:
+    cells = ["import tensorflow as tf\nx = f(1e-07); sess = tf.Session()", "files = !ls"]
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "source": c, "outputs": []} for c in cells],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 2,
+    }
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(notebook))
+    result = run_cli("--no-cache", "--output-format", "json", str(path))
+    found = [(f["cell"], f["code"]) for f in json.loads(result.stdout)]
+    assert found == [(1, "TFM101"), (2, "TFM902")]
+
+
+def test_a_statement_inside_a_set_aside_block_is_not_stood_in_again() -> None:
+    # The `if` header has no room for `if 1: pass`: it goes with its block and its `elif`,
+    # and the pre-pass must not stand in the `elif` again inside that span.
+    text = "import tensorflow as tf\nif `a` \\\n  and b: x = 1\nelif `b`:\n    y = 2\nsess = tf.Session()\n"
+    assert codes(text) == [("TFM904", 2), ("TFM101", 6)]
+    assert "1 statement set aside" in lint_text("t.py", text, SETTINGS)[0].message
+
+
+def test_a_function_whose_names_do_not_fit_goes_whole() -> None:
+    text = (
+        "import tensorflow as tf\nconfig = tf.ConfigProto()\n\n\n"
+        "def run((a, b),\n        config):\n    sess = tf.Session(config=config)\n"
+    )
+    assert codes(text) == [("TFM904", 5)]  # never the module's config
+
+
+def test_a_decorated_function_goes_with_its_decorators() -> None:
+    text = "import tensorflow as tf\n@dec\ndef f(\n        (a, b)):\n    return a\nx = 1\nsess = tf.Session()\n"
+    result = recovered(text)
+    assert result.set_aside[0].source.startswith("@dec\ndef f(")
+    assert codes(text) == [("TFM904", 2), ("TFM101", 7)]
+
+
+def test_python2_that_cannot_be_set_aside_gets_no_fix_in_either_mode(tmp_path: Path) -> None:
+    text = (
+        "import tensorflow as tf\ntry:\n    pass\nexcept (A,\n B), e: pass\nsess = tf.Session()\n"
+    )
+    found = engine.lint_text("t.py", text, SETTINGS, recover_first=True)
+    assert [(f.code, f.fix is None) for f in found] == [("TFM904", True), ("TFM101", True)]
+    assert engine.fix_text("t.py", text, SETTINGS, recover_first=True)[:2] == (text, 0)

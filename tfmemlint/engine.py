@@ -191,6 +191,9 @@ def _lint_masked(
             recovered, module = found
     if recovered is not None and not recovered.set_aside:
         recovered = None  # it all parsed: the tree is the text's own
+    # CPython calls it Python 2, recovery could not set that aside, and libcst reads it: the
+    # rules run on libcst's reading, but nothing could prove a fix.
+    unproven = recover_first and found is None
     with _deep_recursion():
         context = FileContext(
             filename, recovered.text if recovered else text, module, settings.policy, layout
@@ -210,8 +213,29 @@ def _lint_masked(
             if finding.code in settings.selected
         ]
         lines = LineIndex(text)  # suppression comments in set-aside statements count too
+    elif unproven:
+        findings = [finding._replace(fix=None) for finding in findings]
+        if PYTHON2_SYNTAX.code in settings.selected:
+            findings.append(_python2_finding(context))
     findings = suppression.unsuppressed(findings, lines)
     return sorted(findings, key=lambda f: (f.location, f.code)), recovered
+
+
+def _python2_finding(ctx: FileContext) -> Finding:
+    """TFM904 where CPython stops, for Python 2 that recovery could not set aside."""
+    try:
+        parse_python(ctx.text)
+    except SyntaxError as error:
+        row = min(error.lineno or 1, len(ctx.lines.starts))
+        offset = ctx.lines.offset(row, 0) + max((error.offset or 1) - 1, 0)
+        reason = (error.msg or "invalid syntax").split(". Did you mean")[0]
+    else:  # not reached: CPython said Python 2 before
+        offset, reason = 0, "Python 2"
+    message = (
+        f"Python 2 syntax ({reason}) that no statement could be set aside for: the file is "
+        "checked as libcst reads it, and no fix is offered"
+    )
+    return ctx.finding_at(PYTHON2_SYNTAX, message, min(offset, len(ctx.text)))
 
 
 def _recover(text: str, layout: Layout) -> tuple[Recovery, cst.Module] | None:

@@ -56,7 +56,11 @@ _PRINT_STATEMENT = re.compile(
 _PYTHON2_SPELLINGS = (
     (re.compile(r"`"), "backticks"),
     (re.compile(r"<>"), "the <> operator"),
-    (re.compile(r"(?<![\w.])0[0-7]*[1-7][0-7]*[lL]?(?![\w.])"), "an octal literal such as 0777"),
+    # (Not the exponent of 1e-07.)
+    (
+        re.compile(r"(?<![\w.])(?<![eE][+-])0[0-7]*[1-7][0-7]*[lL]?(?![\w.])"),
+        "an octal literal such as 0777",
+    ),
     (re.compile(r"(?<![\w.])(?:0[xX][0-9a-fA-F]+|\d+)[lL](?![\w.])"), "a long literal such as 10L"),
     (re.compile(r"\blambda\s*\("), "parenthesized lambda parameters"),
 )
@@ -128,15 +132,18 @@ def recover(
     units = _units(text, separator)
     chars = list(text)
     set_aside: dict[int, SetAside] = {}
+    inside: set[int] = set()  # statements within a set-aside span that does not start there
     lines = LineIndex(text)
     for index, unit in enumerate(units):
+        if _parses(chars, unit):
+            continue
         # Python 2 spellings are found at once: a parse for each would cost a file each.
         for line in unit.lines:
-            if line.start not in set_aside:
+            if line.start not in set_aside and line.start not in inside:
                 spelling = _python2_spelling(text, line.start, line.end)
                 if spelling is not None:
-                    _set_aside(text, chars, unit, index, line.start, spelling, set_aside)
-        if not _recover_with_python(text, chars, unit, index, set_aside, lines):
+                    _set_aside(text, chars, unit, index, line.start, spelling, set_aside, inside)
+        if not _recover_with_python(text, chars, unit, index, set_aside, inside, lines):
             if separator is None:
                 raise RecoveryError("no statement left to set aside")
             _blank(chars, unit.start, unit.end, comment_first=True)
@@ -155,7 +162,8 @@ def recover(
             offset = min(lines.offset(row, 0) + getattr(error, "raw_column", 0), len(text))
             message = str(getattr(error, "message", error)).splitlines()[0]
             index = max(bisect.bisect_right([u.start for u in units], offset) - 1, 0)
-            if not _set_aside(text, chars, units[index], index, offset, message, set_aside):
+            unit = units[index]
+            if not _set_aside(text, chars, unit, index, offset, message, set_aside, inside):
                 raise RecoveryError(f"libcst still fails: {message}") from None
             continue
         # (A final lone CR libcst drops moves no offset: the engine's check allows it too.)
@@ -192,12 +200,21 @@ def _units(text: str, separator: str | None) -> list[_Unit]:
     return units
 
 
+def _parses(chars: list[str], unit: _Unit) -> bool:
+    try:
+        parse_python("".join(chars[unit.start : unit.end]))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def _recover_with_python(
     text: str,
     chars: list[str],
     unit: _Unit,
     index: int,
     set_aside: dict[int, SetAside],
+    inside: set[int],
     lines: LineIndex,
 ) -> bool:
     """CPython's parse of the unit alone (a tenth of libcst's) until it passes: False when it
@@ -216,7 +233,8 @@ def _recover_with_python(
             row, column = int(expected.group(1)), 1
         row = min(base_row + row - 1, len(lines.starts))
         offset = min(lines.offset(row, 0) + max(column - 1, 0), unit.end)
-        if not _set_aside(text, chars, unit, index, offset, message, set_aside, bool(expected)):
+        headless = bool(expected)
+        if not _set_aside(text, chars, unit, index, offset, message, set_aside, inside, headless):
             return False
     return False
 
@@ -229,14 +247,18 @@ def _set_aside(
     offset: int,
     message: str,
     set_aside: dict[int, SetAside],
+    inside: set[int],
     headless: bool = False,
 ) -> bool:
-    """Replace the statement at `offset` with a stand-in: False when that makes no progress."""
+    """Replace the statement at `offset` with a stand-in: False when that makes no progress
+    (or the statement is already inside a set-aside span)."""
     if not unit.lines:
         return False
     at = max(bisect.bisect_right(unit.line_starts, offset) - 1, 0)
     line = unit.lines[at]
-    previous = set_aside.get(line.start)
+    if line.start in inside:
+        return False
+    previous = set_aside.get(line.start) or set_aside.get(line.line_start)
     if any(message.startswith(lost) for lost in _LOST_INDENT):
         # Wrong indentation: the statement and those indented like it become comment lines,
         # which no indentation can upset.
@@ -251,12 +273,18 @@ def _set_aside(
         found = _stand_in(text, chars, unit, at, previous, headless)
         if found is None:
             return False
-        span = (line.start, unit.lines[found].end)
-        end = found + 1
-    spelling = _python2_spelling(text, span[0], span[1])
-    python2 = spelling is not None or any(marker in message for marker in PYTHON2_MESSAGES)
+        at, last = found
+        span = (unit.lines[at].start, unit.lines[last].end)
+        end = last + 1
+    python2 = (
+        any(marker in message for marker in PYTHON2_MESSAGES)
+        or _python2_spelling(text, line.start, line.end) is not None
+        or _python2_spelling(text, span[0], span[1]) is not None
+    )
     for covered in unit.lines[at:end]:
         set_aside.pop(covered.start, None)
+        set_aside.pop(covered.line_start, None)
+    inside.update(covered.start for covered in unit.lines[at + 1 : end])
     source = text[span[0] : span[1]]
     set_aside[span[0]] = SetAside(span[0], span[1], source, message, python2, index)
     return True
@@ -269,19 +297,25 @@ def _stand_in(
     at: int,
     previous: SetAside | None,
     headless: bool,
-) -> int | None:
-    """Write the stand-in for unit.lines[at]; the index of the last line it covers, or None
-    when there is nothing new to try: a header that was already stood in goes with its whole
-    block (and the clauses that follow it), then nothing more."""
+) -> tuple[int, int] | None:
+    """Write the stand-in for unit.lines[at]; the indexes of the first and last lines it
+    covers, or None when there is nothing new to try: a header that was already stood in goes
+    with its whole block (with its decorators, and the clauses that follow it), then nothing
+    more."""
     line = unit.lines[at]
     header = None if headless else _HEADER.match(text, line.start, line.end)
     if previous is None and header is not None:
         colon = _header_colon(text, line)
         if colon is not None and _write_header(text, chars, line, header, colon):
-            return at
+            return at, at
     if header is not None and not headless and header.group(1) in _CLAUSES:
         return None  # `except` and the rest cannot go without their `try`
     end = at + 1
+    if header is not None and header.group(1) in ("def", "class"):
+        while at > 0 and text.startswith("@", unit.lines[at - 1].start):
+            if unit.lines[at - 1].indent != line.indent:
+                break
+            at -= 1
     if header is not None:  # the header, its block, and the clauses after it with theirs
         while end < len(unit.lines):
             following = unit.lines[end]
@@ -290,12 +324,12 @@ def _stand_in(
             if not deeper and not clause:
                 break
             end += 1
-    last = unit.lines[end - 1]
+    first, last = unit.lines[at], unit.lines[end - 1]
     if previous is not None and previous.end >= last.end:
         return None
-    _blank(chars, line.start, last.end)
-    _write_statement(chars, line.start, last.end, text)
-    return end - 1
+    _blank(chars, first.start, last.end)
+    _write_statement(chars, first.start, last.end, text)
+    return at, end - 1
 
 
 def _is_clause(text: str, line: LogicalLine) -> bool:
@@ -357,11 +391,15 @@ def _parameter_names(text: str, start: int, end: int) -> list[str]:
     default value."""
     names: list[str] = []
     groups: list[bool] = []  # for each open bracket: is it the list or a tuple parameter?
+    default = False  # after `=`, until the next comma of the list
     previous = ""
     for token in tokens(text, start, end):
         piece = text[token.start : token.end]
+        if token.kind in ("newline", "continuation", "comment"):
+            continue
         if token.kind == "open":
-            groups.append(piece == "(" and (not groups or (groups[-1] and previous in "(,")))
+            parameter = not default and (not groups or (groups[-1] and previous in "(,"))
+            groups.append(piece == "(" and parameter)
             previous = "("
             continue
         if token.kind == "close":
@@ -374,8 +412,12 @@ def _parameter_names(text: str, start: int, end: int) -> list[str]:
             continue
         for word in re.finditer(r"\w+|\S", piece):
             value = word.group()
-            binds = groups[-1] and previous in ("(", ",", "*") and value.isidentifier()
-            if binds and value not in names:
+            if groups[-1] and value == "=":
+                default = True
+            elif groups[-1] and value == ",":
+                default = False
+            binds = groups[-1] and not default and previous in ("(", ",", "*")
+            if binds and value.isidentifier() and value not in names:
                 names.append(value)
             previous = value
     return names
@@ -388,18 +430,20 @@ def _write_header(
     first_break = _LINE_BREAK.search(text, line.start, colon)
     room = (first_break.start() if first_break else colon + 1) - line.start
     if not stand_in or len(stand_in) > room:
-        if header.group(1) != "def" or not stand_in:
-            return False
-        stand_in = stand_in[: stand_in.index("(")] + "():"  # the names do not fit
-        if len(stand_in) > room:
-            return False
+        # Without its parameters' names a body would resolve them elsewhere: the whole
+        # function is set aside instead.
+        return False
     body = [t for t in tokens(text, colon + 1, line.end) if t.kind not in ("comment", "newline")]
     body = [t for t in body if t.kind != "word" or text[t.start : t.end].strip()]
     if body and first_break is not None:
-        return False  # a body after a header of several lines: it would land in a comment
+        # A body after a header of several lines would land in a comment line: it goes on the
+        # first line, after the stand-in header.
+        stand_in += " pass"
+        if len(stand_in) > room:
+            return False
     _blank(chars, line.start, line.end)
     chars[line.start : line.start + len(stand_in)] = stand_in
-    if body:  # a body on the header's line: `if x <> y: z = 1`
+    if body and first_break is None:  # a body on the header's line: `if x <> y: z = 1`
         _write_statement(chars, body[0].start, line.end, text)
     return True
 
@@ -458,7 +502,7 @@ def _comma_outside_brackets(code: str, start: int) -> bool:
             depth += 1
         elif char in ")]}":
             depth -= 1
-        elif depth == 0 and char == ":":
+        elif depth == 0 and char in ":;":
             return False
         elif depth == 0 and char == ",":
             return True
