@@ -305,6 +305,9 @@ def test_an_interrupted_verify_ends_the_scripts_and_exits_130(tmp_path: Path, si
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A suite started in the background (`cmd &`) inherits SIGINT ignored, and Python keeps
+        # it ignored: give verify the Ctrl-C a terminal would.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while not marker.exists() or not marker.read_text():
