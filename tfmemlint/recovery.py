@@ -135,14 +135,6 @@ def recover(
     inside: set[int] = set()  # statements within a set-aside span that does not start there
     lines = LineIndex(text)
     for index, unit in enumerate(units):
-        if _parses(chars, unit):
-            continue
-        # Python 2 spellings are found at once: a parse for each would cost a file each.
-        for line in unit.lines:
-            if line.start not in set_aside and line.start not in inside:
-                spelling = _python2_spelling(text, line.start, line.end)
-                if spelling is not None:
-                    _set_aside(text, chars, unit, index, line.start, spelling, set_aside, inside)
         if not _recover_with_python(text, chars, unit, index, set_aside, inside, lines):
             if separator is None:
                 raise RecoveryError("no statement left to set aside")
@@ -177,9 +169,9 @@ def recover(
 def _units(text: str, separator: str | None) -> list[_Unit]:
     bounds = [(0, len(text))]
     if separator is not None:
-        pattern = re.compile(rf"^{re.escape(separator)}\r?$", re.M)
-        starts = [0] + [m.end() + 1 for m in pattern.finditer(text)]
-        ends = [m.start() for m in pattern.finditer(text)] + [len(text)]
+        found = list(re.finditer(rf"^{re.escape(separator)}\r?$", text, re.M))
+        starts = [0] + [m.end() + 1 for m in found]
+        ends = [m.start() for m in found] + [len(text)]
         bounds = list(zip(starts, ends, strict=True))
     units = []
     for start, end in bounds:
@@ -200,14 +192,6 @@ def _units(text: str, separator: str | None) -> list[_Unit]:
     return units
 
 
-def _parses(chars: list[str], unit: _Unit) -> bool:
-    try:
-        parse_python("".join(chars[unit.start : unit.end]))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
 def _recover_with_python(
     text: str,
     chars: list[str],
@@ -218,8 +202,9 @@ def _recover_with_python(
     lines: LineIndex,
 ) -> bool:
     """CPython's parse of the unit alone (a tenth of libcst's) until it passes: False when it
-    cannot be made to."""
+    cannot be made to. A unit that parses is left as it is."""
     base_row = lines.location(unit.start).row
+    spelled = False
     for _ in range(MAX_ROUNDS):
         try:
             parse_python("".join(chars[unit.start : unit.end]))
@@ -228,6 +213,11 @@ def _recover_with_python(
             row = getattr(error, "lineno", None) or 1
             column = getattr(error, "offset", None) or 1
             message = getattr(error, "msg", None) or str(error) or "invalid syntax"
+        if not spelled:
+            # Python 2 spellings are found at once: a parse for each would cost a file each.
+            spelled = True
+            if _set_aside_python2(text, chars, unit, index, set_aside, inside):
+                continue
         expected = _EXPECTED_BLOCK.search(message)
         if expected:  # the header whose block is missing, not the line after it
             row, column = int(expected.group(1)), 1
@@ -237,6 +227,26 @@ def _recover_with_python(
         if not _set_aside(text, chars, unit, index, offset, message, set_aside, inside, headless):
             return False
     return False
+
+
+def _set_aside_python2(
+    text: str,
+    chars: list[str],
+    unit: _Unit,
+    index: int,
+    set_aside: dict[int, SetAside],
+    inside: set[int],
+) -> bool:
+    """Set aside every statement of the unit with a Python 2 spelling: whether any was."""
+    found = False
+    for line in unit.lines:
+        if line.start not in set_aside and line.start not in inside:
+            spelling = _python2_spelling(text, line.start, line.end)
+            if spelling is not None:
+                found |= _set_aside(
+                    text, chars, unit, index, line.start, spelling, set_aside, inside
+                )
+    return found
 
 
 def _set_aside(
