@@ -421,29 +421,16 @@ def _fix_masked(
         except cst.ParserSyntaxError as exc:
             raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None
     if current != text:
-        if recovered is None and not _python_refuses(text):
-            safety.check(text, current)
-        elif recovered is None:
+        if recovered is None and not safety.check(text, current):
             # libcst reads what this Python does not (newer syntax; `except E, e:`, which
             # Python 3.14 reads): compare what is left once CPython's failures are set aside.
             before, after = _recover(text, layout), _recover(current, layout)
             if before is None:  # nothing to prove the fixes by: report them, write nothing
                 return text, 0, [finding._replace(fix=None) for finding in found_first]
             _check_recovered(before[0], after[0] if after else None)
-        else:
+        elif recovered is not None:
             _check_recovered(recovered, fixed_recovered)
     return current, fixed_count, findings
-
-
-def _python_refuses(text: str) -> bool:
-    """CPython calls the text a syntax error (not merely too deep for its parser)."""
-    try:
-        parse_python(text)
-    except SyntaxError:
-        return True
-    except (ValueError, RecursionError, MemoryError):
-        return False
-    return False
 
 
 def _check_recovered(before: Recovery, after: Recovery | None) -> None:

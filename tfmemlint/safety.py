@@ -154,26 +154,32 @@ def _without(statements: list[ast.stmt], texts: list[str], common: Counter[str])
     return kept
 
 
-def check(original: str, fixed: str) -> None:
-    """Raise UnsafeFixError unless `fixed` parses and differs from `original` only by fixes."""
+def check(original: str, fixed: str) -> bool:
+    """Raise UnsafeFixError unless `fixed` parses and differs from `original` only by fixes.
+
+    Returns False, having compared nothing, when this Python calls the original a syntax error
+    (newer syntax, or Python 2 that libcst reads): the caller must compare another way.
+    """
     try:
         before = parse_python(original)
-    except (SyntaxError, ValueError, RecursionError):
-        return  # this Python cannot parse the original (newer syntax); libcst re-parsed it
+    except SyntaxError:
+        return False
+    except (ValueError, RecursionError):
+        return True  # NUL bytes or too deep for this parser; libcst re-parsed it
     try:
         after = parse_python(fixed)
     except (SyntaxError, ValueError) as exc:
         raise UnsafeFixError(f"the fixed text does not parse: {exc}") from None
     except RecursionError:
-        return
+        return True
     _set_aside_unchanged(before, original, after, fixed)
     try:
         normalizer = _Normalizer(original, fixed)
         before, after = normalizer.visit(before), normalizer.visit(after)
         if ast.dump(before) == ast.dump(after):
-            return  # the usual case: no fix moved a statement
+            return True  # the usual case: no fix moved a statement
         if ast.dump(_sort_blocks(before)) == ast.dump(_sort_blocks(after)):
-            return
+            return True
     except RecursionError:
-        return
+        return True
     raise UnsafeFixError("the fix changed code outside the nodes it meant to change")
