@@ -55,15 +55,20 @@ def tokens(text: str, start: int = 0, end: int | None = None) -> list[Token]:
     found = []
     at = start
     while at < stop:
-        match = _TOKEN.match(text, at, stop)
-        assert match is not None and match.lastgroup is not None  # `other` takes any character
-        kind, token_end = match.lastgroup, match.end()
-        if kind == "triple":
-            closing = _TRIPLE_END[match.group()].match(text, token_end, stop)
-            kind, token_end = "string", closing.end() if closing else stop
-        found.append(Token(kind, at, token_end))
-        at = token_end
+        found.append(_token_at(text, at, stop))
+        at = found[-1].end
     return found
+
+
+def _token_at(text: str, at: int, stop: int) -> Token:
+    """The token at `at` (< stop); a triple-quoted string is one token, to its end or `stop`."""
+    match = _TOKEN.match(text, at, stop)
+    assert match is not None and match.lastgroup is not None  # `other` takes any character
+    kind, end = match.lastgroup, match.end()
+    if kind == "triple":
+        closing = _TRIPLE_END[match.group()].match(text, end, stop)
+        kind, end = "string", closing.end() if closing else stop
+    return Token(kind, at, end)
 
 
 def logical_lines(
@@ -90,14 +95,10 @@ def logical_lines(
                 skipped.append((at, line_end))
                 at = line_end
         at_line_start = False
-        match = _TOKEN.match(text, at)
-        if match is None:
-            break  # only at the end of the text
-        kind, end = match.lastgroup, match.end()
-        if kind == "triple":
-            closing = _TRIPLE_END[match.group()].match(text, end)
-            end = closing.end() if closing else len(text)
-        elif kind == "newline":
+        if at >= len(text):
+            break  # a skipped line ended the text
+        kind, _, end = _token_at(text, at, len(text))
+        if kind == "newline":
             at_line_start = True
             if depth == 0 and first is not None:
                 lines.append(_logical_line(text, first, at))
