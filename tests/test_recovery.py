@@ -341,7 +341,7 @@ def test_a_second_fix_changes_nothing(tmp_path: Path) -> None:
     assert remaining <= {"TFM904", "TFM902", "TFM101"}  # TFM101: next to a set-aside line
 
 
-def test_notebook_diagnostics_name_their_cell(tmp_path: Path) -> None:
+def test_notebook_diagnostics_name_their_cell() -> None:
     result = run_cli(
         "--no-cache",
         "--extend-select",
