@@ -88,10 +88,11 @@ def test_a_worker_ended_mid_write_leaves_no_temporary_file(tmp_path: Path) -> No
     target.write_text(BARE)
     script = f"""
 import os, sys, time
-from tfmemlint import runner, source
+from tfmemlint import runner
+from tfmemlint.settings import Settings
 runner._start_worker(os.getppid())
 os.fsync = lambda fd: (print("writing", flush=True), time.sleep(60))
-source.write_atomically({str(target)!r}, b"new", {BARE.encode()!r})
+runner._check_in_worker(runner._Pending({str(target)!r}, Settings.default(), None, None), "fix", False)
 """
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None and child.stdout.readline() == "writing\n"
@@ -99,6 +100,29 @@ source.write_atomically({str(target)!r}, b"new", {BARE.encode()!r})
     assert child.wait(timeout=30) == 128 + signal.SIGTERM
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py"]
     assert target.read_text() == BARE
+
+
+def test_a_worker_ended_while_sending_a_result_ends(tmp_path: Path) -> None:
+    """A worker ended as it sends a result to a parent that no longer reads (the pool's
+    manager, busy ending the workers after one died) must end, not retry the send forever:
+    the parent waits for every worker."""
+    script = """
+import multiprocessing, os
+from concurrent.futures.process import _sendback_result
+from tfmemlint import runner
+runner._start_worker(os.getppid())
+results = multiprocessing.SimpleQueue()  # nobody reads it: the pipe fills
+print("sending", flush=True)
+_sendback_result(results, 0, result=b"x" * 10_000_000)
+"""
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "sending\n"
+    time.sleep(0.2)  # into the blocked write
+    child.send_signal(signal.SIGTERM)
+    try:
+        assert child.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        child.kill()
 
 
 _MAIN_PID = os.getpid()

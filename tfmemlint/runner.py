@@ -351,7 +351,9 @@ class Run:
             slot = self._slots[i]
             assert isinstance(slot, _Pending)
             try:
-                self._futures[i] = self._pool.submit(_check_pending, slot, self.mode, self.verbose)
+                self._futures[i] = self._pool.submit(
+                    _check_in_worker, slot, self.mode, self.verbose
+                )
             except BrokenProcessPool:  # a worker died (killed, out of memory): no more submits
                 self._pool_broken = True
                 return
@@ -467,21 +469,42 @@ def _start_pool(workers: int) -> ProcessPoolExecutor:
     )
 
 
+class _WorkerEnded(SystemExit):
+    """SIGTERM in a worker's task: unwinds it, so that a write in progress removes its
+    temporary file, and is never taken for the task's own failure."""
+
+
+# In a worker: whether a task runs, so that SIGTERM unwinds it rather than ending at once.
+_in_task = False
+
+
+def _check_in_worker(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
+    global _in_task
+    _in_task = True
+    try:
+        try:
+            return _check_pending(pending, mode, verbose)
+        finally:
+            _in_task = False
+    except _WorkerEnded as ended:  # also one raised as the flag is cleared
+        os._exit(ended.code if isinstance(ended.code, int) else 1)
+
+
 def _start_worker(parent: int) -> None:
-    """The pool ends its workers with SIGTERM when one of them dies; as an exception it lets a
-    write in progress remove its temporary file. On Linux, the same SIGTERM comes when the
+    """The pool ends its workers with SIGTERM when one of them dies, and so does Linux when the
     parent is killed outright (SIGKILL, the out-of-memory killer): otherwise the worker would
-    wait for work forever."""
+    wait for work forever.
+
+    Outside a task the worker ends at once. There it waits for work or sends a result, and the
+    pool's own code takes any exception for a result to send again: with the pipe full and
+    nobody reading, it would block forever, and so would the parent's shutdown. Inside a task,
+    an exception unwinds it first, so that a write in progress removes its temporary file."""
     import signal
 
     def leave(signum: int, frame: object) -> None:
-        if os.getppid() != parent and hasattr(signal, "alarm"):
-            # The pool's loop takes an exception inside a task for its result and waits for
-            # more work: with the parent gone, the alarm's default action ends the process,
-            # once the file in progress has had time to remove its temporary file.
-            signal.signal(signal.SIGALRM, signal.SIG_DFL)
-            signal.alarm(2)
-        raise SystemExit(128 + signum)
+        if not _in_task:
+            os._exit(128 + signum)
+        raise _WorkerEnded(128 + signum)
 
     signal.signal(signal.SIGTERM, leave)
     if sys.platform == "linux":
