@@ -14,7 +14,14 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 BEFORE = FIXTURES / "before"
 AFTER = FIXTURES / "after"
-FIXTURE_NAMES = sorted(p.name for p in BEFORE.glob("*.py"))
+# Single-file fixtures, and the files of multi-module ones (folders: a project, issue 15).
+FIXTURE_NAMES = sorted(p.relative_to(BEFORE).as_posix() for p in BEFORE.rglob("*.py"))
+
+
+def fixture_scripts(root: Path) -> list[Path]:
+    """The fixtures' scripts: every file but the modules inside packages, which the scripts
+    beside those packages import."""
+    return sorted(p for p in root.rglob("*.py") if not (p.parent / "__init__.py").is_file())
 
 
 def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:

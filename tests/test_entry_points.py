@@ -33,7 +33,7 @@ def fixed(source: str) -> str:
         "tf.train.MonitoredTrainingSession(checkpoint_dir='/tmp')",
         "tf.train.SingularMonitoredSession()",
         "tf.train.ChiefSessionCreator()",
-        "tf.train.WorkerSessionCreator(master='grpc://w:2222')",
+        "tf.train.WorkerSessionCreator(master=FLAGS.master)",
         "tf.train.Server(cluster, job_name='ps', task_index=0)",
         "tf.train.Server.create_local_server()",
         "tf.compat.v1.enable_eager_execution()",

@@ -1,5 +1,6 @@
 """The golden fixtures: `fixtures/after/NAME.py` is exactly what `tfmemlint --fix` makes of
-`fixtures/before/NAME.py`, and every `after` script really runs under TensorFlow."""
+`fixtures/before/NAME.py`, and every `after` script really runs under TensorFlow. A folder is a
+project of several modules: its scripts import its packages."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import AFTER, BEFORE, FIXTURE_NAMES, run_cli
+from tests.conftest import AFTER, BEFORE, FIXTURE_NAMES, fixture_scripts, run_cli
 
 
 def test_every_fixture_has_a_pair() -> None:
     assert len(FIXTURE_NAMES) >= 25
-    assert sorted(p.name for p in AFTER.glob("*.py")) == FIXTURE_NAMES
+    assert sorted(p.relative_to(AFTER).as_posix() for p in AFTER.rglob("*.py")) == FIXTURE_NAMES
+    assert any("/" in name for name in FIXTURE_NAMES)
 
 
 @dataclass
@@ -63,7 +65,9 @@ def test_after_is_clean() -> None:
 
 def test_before_has_findings_wherever_after_differs() -> None:
     result = run_cli("--output-format", "json", str(BEFORE))
-    reported = {Path(f["filename"]).name for f in json.loads(result.stdout)}
+    reported = {
+        Path(f["filename"]).relative_to(BEFORE).as_posix() for f in json.loads(result.stdout)
+    }
     changed = {n for n in FIXTURE_NAMES if (BEFORE / n).read_bytes() != (AFTER / n).read_bytes()}
     assert reported == changed
     assert result.returncode == 1
@@ -83,12 +87,12 @@ def _run_script(path: Path) -> tuple[str, int, str]:
     done = subprocess.run(
         [sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300
     )
-    return path.name, done.returncode, done.stderr[-2000:]
+    return str(path.relative_to(AFTER)), done.returncode, done.stderr[-2000:]
 
 
 def test_every_after_script_runs_under_tensorflow() -> None:
     pytest.importorskip("tensorflow")
-    scripts = sorted(AFTER.glob("*.py"))
+    scripts = fixture_scripts(AFTER)
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         outcomes = list(pool.map(_run_script, scripts))
     failed = [(name, code, err) for name, code, err in outcomes if code != 0]

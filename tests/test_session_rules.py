@@ -391,7 +391,7 @@ def test_fraction_policy_reproduces_the_article() -> None:
         ("s = tf.Session()  # noqa", True),
         ("s = tf.Session()  # noqa: TFM102", False),
         ("s = tf.Session(\n)  # tfmemlint: ignore", True),
-        ("s = tf.Session('# tfmemlint: ignore')", False),
+        ("s = tf.Session(graph=g('# tfmemlint: ignore'))", False),  # in a string: no directive
         ("# tfmemlint: ignore\ns = tf.Session()", False),
     ],
 )
@@ -619,3 +619,82 @@ def test_helpers_beyond_reach_stay_unresolved(helper: str) -> None:
     source = f"import tensorflow as tf\n{helper}s = tf.Session(config=get_config())\n"
     assert codes(source) == []
     assert codes(source, "TFM190") == ["TFM190"]
+
+
+# -- sessions on a server ----------------------------------------------------------------------
+SERVER = """\
+import tensorflow.compat.v1 as tf
+server = tf.train.Server(tf.train.ClusterSpec({"w": ["localhost:2222"]}), "w", 0, config=CFG)
+"""
+GOOD_CFG = "tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        "tf.Session(server.target)",
+        "tf.Session(target=server.target, config=tf.ConfigProto())",
+        "tf.train.MonitoredTrainingSession(master=server.target, is_chief=True)",
+        "tf.train.MonitoredTrainingSession(server.target)",
+        "tf.train.Supervisor(logdir='x').managed_session(server.target)",
+        "tf.train.Supervisor(logdir='x').prepare_or_wait_for_session(server.target, config=c)",
+        "tf.train.SessionManager().prepare_session(server.target, init_op=i)",
+        "tf.train.SessionManager().wait_for_session(master=server.target)",
+        "tf.train.SessionManager().recover_session(server.target)",
+        "tf.train.ChiefSessionCreator(master=server.target)",
+        'tf.Session("grpc://worker0:2222")',
+        "tf.Session(target)",  # a name bound once to a remote target
+        "tf.Session(remote_target)",
+    ],
+)
+def test_a_session_on_a_server_is_not_reported_for_its_own_config(session: str) -> None:
+    source = (
+        SERVER.replace("CFG", GOOD_CFG)
+        + "c = tf.ConfigProto()\ntarget = server.target\nremote_target = 'grpc://h:1'\n"
+        + f"s = {session}\n"
+    )
+    assert codes(source, "TFM190") == []
+
+
+def test_the_server_a_session_runs_on_is_reported_and_fixed_instead() -> None:
+    source = SERVER.replace(", config=CFG", "") + "sess = tf.Session(server.target)\n"
+    assert [(f.code, f.location.row) for f in lint_text("t.py", source, settings())] == [
+        ("TFM101", 2)
+    ]
+    assert fixed(source) == source.replace('"w", 0)', f'"w", 0, config={GOOD_CFG})')
+
+
+def test_a_server_built_out_of_sight_is_for_tfm190_only() -> None:
+    source = dedent(
+        """\
+        import tensorflow.compat.v1 as tf
+        def run(server):
+            return tf.Session(server.target)
+        """
+    )
+    assert codes(source) == []
+    found = lint_text("t.py", source, settings("TFM190"))
+    assert [f.code for f in found] == ["TFM190"]
+    assert "a server built out of sight" in found[0].message
+
+
+@pytest.mark.parametrize("target", ["", '""', "''", "FLAGS.master"])
+def test_an_in_process_target_is_checked_as_today(target: str) -> None:
+    source = f"import tensorflow.compat.v1 as tf\nsess = tf.Session({target})\n"
+    assert codes(source) == ["TFM101"]
+
+
+def test_a_server_built_in_each_branch_governs_the_session() -> None:
+    source = dedent(
+        """\
+        import tensorflow.compat.v1 as tf
+        cfg = tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))
+        if JOB == "ps":
+            server = tf.train.Server(CLUSTER, job_name="ps", config=cfg)
+            server.join()
+        else:
+            server = tf.train.Server(CLUSTER, job_name="worker", config=cfg)
+        sess = tf.train.MonitoredTrainingSession(master=server.target)
+        """
+    )
+    assert codes(source, "TFM190") == []

@@ -36,6 +36,29 @@ def test_first_session_wins() -> None:
     assert not aware and why == "first session preallocates"
 
 
+def server(target: str = "grpc://localhost:4000", **values) -> dict:
+    return {"api": "train.Server", "source": "train.Server", "target": target, **values}
+
+
+def test_a_session_on_an_in_process_server_is_governed_by_the_server() -> None:
+    on_it = session(target="grpc://localhost:4000")  # its own config sets nothing
+    aware, why, decider = memory_awareness(report(server(allow_growth=True), on_it))
+    assert aware and why == "first server limits GPU memory" and decider["api"] == "train.Server"
+    aware, why, _ = memory_awareness(
+        report(server(), session(target=on_it["target"], allow_growth=True))
+    )
+    assert not aware and why == "first server preallocates"
+
+
+def test_a_session_on_a_remote_target_takes_nothing_here() -> None:
+    remote = session(target="grpc://worker0:2222")
+    assert memory_awareness(report(remote, session(allow_growth=True)))[:2] == (
+        True,
+        "first session limits GPU memory",
+    )
+    assert memory_awareness(report(remote)) == (True, "starts no TensorFlow runtime", None)
+
+
 def test_environment_and_hidden_gpus() -> None:
     assert memory_awareness(report(session(), env={"TF_FORCE_GPU_ALLOW_GROWTH": "true"}))[0]
     assert not memory_awareness(report(session(), env={"TF_FORCE_GPU_ALLOW_GROWTH": "True"}))[0]

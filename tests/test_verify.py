@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import AFTER, BEFORE, FIXTURE_NAMES, run_cli
+from tests.conftest import AFTER, BEFORE, fixture_scripts, run_cli
 
 RESULT_FIELDS = {
     "script",
@@ -50,8 +50,8 @@ def test_every_fixed_fixture_passes_with_its_settings_recorded(fixtures_verified
     result, document = fixtures_verified
     assert result.returncode == 0, result.stderr
     assert document["gpu"] is None  # this machine has no GPU
-    by_name = {Path(r["script"]).name: r for r in document["results"]}
-    assert sorted(by_name) == FIXTURE_NAMES
+    by_name = {Path(r["script"]).relative_to(AFTER).as_posix(): r for r in document["results"]}
+    assert sorted(by_name) == [p.relative_to(AFTER).as_posix() for p in fixture_scripts(AFTER)]
     for name, outcome in by_name.items():
         assert outcome["verdict"] == "pass", (name, outcome)
         assert outcome["memory_aware"] is True
@@ -76,16 +76,41 @@ def test_every_fixed_fixture_passes_with_its_settings_recorded(fixtures_verified
     ] == pytest.approx(0.4)
     assert by_name["correct_virtual_devices.py"]["memory_settings"][0]["memory_limit_mb"] == 1024
     assert by_name["not_sessions.py"]["memory_settings"] == []
+    # A server holds the GPU with its own config; the session on its target runs inside it.
+    server, session = by_name["local_server.py"]["memory_settings"]
+    assert (server["api"], server["source"], server["allow_growth"]) == (
+        "train.Server",
+        "train.Server",
+        True,
+    )
+    assert session["api"] == "Session" and session["allow_growth"] is False
+    assert by_name["local_server.py"]["reason"].startswith("first server limits GPU memory")
+    assert by_name["project_compat/train_relative.py"]["memory_settings"][0]["allow_growth"]
+
+
+def _changed(script: str) -> bool:
+    """Whether fixing changed what a `before` script runs: itself, or for a script of a
+    multi-module fixture, a module of its packages."""
+    if (BEFORE / script).read_bytes() != (AFTER / script).read_bytes():
+        return True
+    if "/" not in script:
+        return False
+    folder = script.split("/")[0]
+    return any(
+        (AFTER / p.relative_to(BEFORE)).read_bytes() != p.read_bytes()
+        for p in (BEFORE / folder).rglob("*.py")
+        if (p.parent / "__init__.py").is_file()
+    )
 
 
 def test_every_changed_before_script_is_not_memory_aware(fixtures_verified) -> None:
     _, document = fixtures_verified
     for outcome in document["results"]:
-        name = Path(outcome["script"]).name
+        name = Path(outcome["script"]).relative_to(AFTER).as_posix()
         baseline = outcome["baseline"]
-        assert Path(baseline["script"]).name == name
+        assert Path(baseline["script"]).relative_to(BEFORE).as_posix() == name
         assert set(baseline) == RESULT_FIELDS
-        changed = (BEFORE / name).read_bytes() != (AFTER / name).read_bytes()
+        changed = _changed(name)
         assert baseline["memory_aware"] is not changed, name
         assert baseline["verdict"] == ("fail" if changed else "pass"), name
 

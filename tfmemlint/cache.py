@@ -6,7 +6,8 @@ when all of these hold:
 - the file's settings are the same: the selected rules and the policy;
 - the file is the same. Its stat (mtime, ctime, size, inode) is trusted alone only when the file
   was last changed well before it was read; otherwise, like git's "racy" files, and whenever the
-  stat differs, its content hash must match.
+  stat differs, its content hash must match;
+- so is every project module its names were resolved through (see `project`), by the same test.
 
 Concurrent runs are safe: each run writes a whole new file and renames it into place, after
 merging in what other runs wrote meanwhile, and every entry checks itself before it is served,
@@ -22,12 +23,15 @@ import marshal
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfmemlint import __version__
 from tfmemlint.model import Edit, FileResult, Finding, Fix, Location
 from tfmemlint.settings import Settings
 from tfmemlint.source import create_temporary
+
+if TYPE_CHECKING:
+    from tfmemlint.project import Dependency
 
 try:  # hashlib.blake2b itself, without hashlib's import of OpenSSL's bindings (3 ms a run)
     from _blake2 import blake2b
@@ -86,8 +90,10 @@ def _stat_key(stat: os.stat_result) -> list[int]:
 
 
 # An entry is a list, which keeps the file small and quick to load:
-# [mtime_ns, ctime_ns, size, inode, trusted, content hash, settings key, findings]
-STAT, TRUSTED, HASH, SETTINGS, FINDINGS = slice(0, 4), 4, 5, 6, 7
+# [mtime_ns, ctime_ns, size, inode, trusted, content hash, settings key, findings, dependencies]
+# and a dependency is [path, mtime_ns, ctime_ns, size, inode, trusted, content hash], where an
+# empty hash stands for a path that did not exist.
+STAT, TRUSTED, HASH, SETTINGS, FINDINGS, DEPENDENCIES = slice(0, 4), 4, 5, 6, 7, 8
 
 
 class ResultCache:
@@ -99,6 +105,8 @@ class ResultCache:
         self._cwd = os.getcwd()
         self._entries: dict[str, list[Any]] = self._read()
         self._changed: dict[str, list[Any]] = {}
+        # Project modules are shared by many files: each is checked once per run.
+        self._dependencies: dict[tuple[Any, ...], bool] = {}
 
     def _key(self, path: str) -> str:
         # os.path.abspath, without asking the system for the working folder for every file.
@@ -125,6 +133,8 @@ class ResultCache:
         try:
             if not entry or entry[SETTINGS] != settings_key(settings):
                 return None
+            if not all(map(self._unchanged, entry[DEPENDENCIES])):
+                return None
             if entry[STAT] != _stat_key(stat) or not entry[TRUSTED]:
                 read_ns = time.time_ns()
                 if entry[HASH] != content_hash(read()):
@@ -134,6 +144,13 @@ class ResultCache:
         except (IndexError, KeyError, TypeError, ValueError):
             return None  # an entry from an older layout, or damaged: check the file again
 
+    def _unchanged(self, dependency: list[Any]) -> bool:
+        key = tuple(dependency)
+        known = self._dependencies.get(key)
+        if known is None:
+            known = self._dependencies[key] = _unchanged(dependency)
+        return known
+
     def store(
         self,
         path: str,
@@ -142,15 +159,21 @@ class ResultCache:
         raw: bytes,
         findings: list[Finding],
         read_ns: int,
+        depends_on: tuple[Dependency, ...] = (),
     ) -> None:
         """Remember the findings in `raw`, the bytes that `path` held when it had `stat`, read
-        at `read_ns` (time.time_ns(), taken before the read)."""
+        at `read_ns` (time.time_ns(), taken before the read), and the project modules they
+        depend on, as they were read."""
         self._changed[self._key(path)] = [
             *_stat_key(stat),
             _trusted(stat, read_ns),
             content_hash(raw),
             settings_key(settings),
             [_plain(f) for f in findings],
+            [
+                [d.path, *d.stat, _settled(max(d.stat[0], d.stat[1]), d.read_ns), d.hash]
+                for d in depends_on
+            ],
         ]
 
     def save(self) -> None:
@@ -202,10 +225,28 @@ def _remove_stale_temporaries(directory: str) -> None:
                     os.unlink(path)
 
 
+def _unchanged(dependency: list[Any]) -> bool:
+    """Whether a project module is as it was when a result was worked out from it."""
+    path, *key, trusted, digest = dependency
+    if not digest:  # where no module was: still none
+        return not os.path.lexists(path)
+    try:
+        if key == _stat_key(os.stat(path)) and trusted:
+            return True
+        with open(path, "rb") as handle:
+            return bool(content_hash(handle.read()) == digest)
+    except OSError:
+        return False
+
+
 def _trusted(stat: os.stat_result, read_ns: int) -> bool:
-    """Whether the file was last changed well before it was read: then a later change must
+    return _settled(max(stat.st_mtime_ns, stat.st_ctime_ns), read_ns)
+
+
+def _settled(changed_ns: int, read_ns: int) -> bool:
+    """Whether a file was last changed well before it was read: then a later change must
     show in its stat, whatever the file system's timestamp granularity."""
-    return read_ns - max(stat.st_mtime_ns, stat.st_ctime_ns) > _RACY_NS
+    return read_ns - changed_ns > _RACY_NS
 
 
 def _plain(finding: Finding) -> dict[str, Any]:

@@ -21,8 +21,9 @@ import libcst as cst
 
 from tfmemlint import fixes, masking, positions, recovery, safety, suppression
 from tfmemlint.model import FILE, Edit, Finding, Fix, Layout, Rule
-from tfmemlint.names import ModuleNames
+from tfmemlint.names import ModuleNames, Scope
 from tfmemlint.prefilter import any_trigger
+from tfmemlint.project import FileResolver
 from tfmemlint.recovery import Recovery
 from tfmemlint.rules import FAMILIES
 from tfmemlint.rules.file_errors import PYTHON2_SYNTAX, SYNTAX_ERROR
@@ -51,6 +52,7 @@ class FileContext:
         module: cst.Module,
         policy: Policy,
         layout: Layout = FILE,
+        project: FileResolver | None = None,
     ) -> None:
         self.filename = filename
         self.text = text
@@ -58,7 +60,7 @@ class FileContext:
         self.policy = policy
         self.layout = layout
         self.lines = LineIndex(text)
-        self.names = ModuleNames(module)
+        self.names = ModuleNames(module, project)
         # Analyses that several rule families share, computed once per file on first use.
         self.cache: dict[str, object] = {}
 
@@ -75,6 +77,15 @@ class FileContext:
                 "backslash continuation?), so no position or fix would be right"
             )
         return spans
+
+    def origin_note(self, expr: cst.BaseExpression, scope: Scope, order: int) -> str:
+        """ " (tf is `tensorflow.compat.v1`, through `mypkg/compat.py`)" when the head name of
+        `expr` was imported from another module of the project, else ""."""
+        found = self.names.origin(expr, scope, order)
+        if found is None:
+            return ""
+        head, stands_for, through = found
+        return f" ({head} is `{stands_for}`, through `{through}`)"
 
     def place(self, row: int) -> str:
         """A row as a message names it: "line 12", or in a notebook "cell 3, line 4"."""
@@ -150,15 +161,18 @@ def lint_text(
     layout: Layout = FILE,
     *,
     recover_first: bool = False,
+    project: FileResolver | None = None,
 ) -> list[Finding]:
     """Findings for one text, selected and unsuppressed, in source order. Statements that do
     not parse are set aside (see `recovery`), and reported as one TFM904 or TFM902 finding.
     `recover_first`: CPython found Python 2 in the text, which libcst may read (`except E,
-    e:`): recover it without trying libcst on it first.
+    e:`): recover it without trying libcst on it first. `project`: how names imported from the
+    project's other modules resolve (see `project`).
 
     Raises libcst.ParserSyntaxError for text that cannot be recovered.
     """
-    return _lint_masked(filename, _mask(text).text, settings, layout, recover_first)[0]
+    masked = _mask(text).text
+    return _lint_masked(filename, masked, settings, layout, recover_first, project)[0]
 
 
 def _mask(text: str) -> masking.Masked:
@@ -173,7 +187,12 @@ def _unmaskable() -> re.Pattern[str]:
 
 
 def _lint_masked(
-    filename: str, text: str, settings: Settings, layout: Layout, recover_first: bool = False
+    filename: str,
+    text: str,
+    settings: Settings,
+    layout: Layout,
+    recover_first: bool = False,
+    project: FileResolver | None = None,
 ) -> tuple[list[Finding], Recovery | None]:
     """Findings for a text already masked: same offsets, rows and columns as the original; and
     the recovery it needed, if any."""
@@ -196,7 +215,12 @@ def _lint_masked(
     unproven = recover_first and found is None
     with _deep_recursion():
         context = FileContext(
-            filename, recovered.text if recovered else text, module, settings.policy, layout
+            filename,
+            recovered.text if recovered else text,
+            module,
+            settings.policy,
+            layout,
+            project,
         )
         findings = [
             finding
@@ -380,32 +404,38 @@ def fix_text(
     layout: Layout = FILE,
     *,
     recover_first: bool = False,
+    project: FileResolver | None = None,
 ) -> tuple[str, int, list[Finding]]:
     """Apply every available fix until none is left: (new text, fixes applied, remaining).
-    `recover_first` as for `lint_text`.
+    `recover_first` and `project` as for `lint_text`.
 
     Raises libcst.ParserSyntaxError when `text` itself cannot be recovered, and
     UnsafeFixError when the fixed text fails the safety check: then nothing may be written.
     """
     masked = _mask(text)
     if not masked.regions:
-        return _fix_masked(filename, text, settings, layout, recover_first)
+        return _fix_masked(filename, text, settings, layout, recover_first, project)
     try:
         fixed_masked, fixed_count, findings = _fix_masked(
-            filename, masked.text, settings, layout, recover_first
+            filename, masked.text, settings, layout, recover_first, project
         )
         return masked.unmask(fixed_masked, text), fixed_count, findings
     except (masking.MaskError, UnsafeFixError):
         # The slow way: nothing masked.
-        return _fix_masked(filename, text, settings, layout, recover_first)
+        return _fix_masked(filename, text, settings, layout, recover_first, project)
 
 
 def _fix_masked(
-    filename: str, text: str, settings: Settings, layout: Layout, recover_first: bool
+    filename: str,
+    text: str,
+    settings: Settings,
+    layout: Layout,
+    recover_first: bool,
+    project: FileResolver | None,
 ) -> tuple[str, int, list[Finding]]:
     fixed_count = 0
     current = text
-    findings, recovered = _lint_masked(filename, current, settings, layout, recover_first)
+    findings, recovered = _lint_masked(filename, current, settings, layout, recover_first, project)
     found_first = findings
     fixed_recovered = recovered
     for _ in range(MAX_FIX_ROUNDS):
@@ -416,7 +446,7 @@ def _fix_masked(
         current = new_text
         try:  # a fix can bring a finding of its own (TFM401 on a later session): look again
             findings, fixed_recovered = _lint_masked(
-                filename, current, settings, layout, recovered is not None
+                filename, current, settings, layout, recovered is not None, project
             )
         except cst.ParserSyntaxError as exc:
             raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None

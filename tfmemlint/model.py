@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    from tfmemlint.project import Dependency
 
 Applicability = Literal["safe", "unsafe"]
 
@@ -105,3 +108,5 @@ class FileResult:
     fixed_text: str | None = None
     internal_error: bool = False
     screened_out: bool = False  # the pre-filter's second stage found nothing to parse
+    # The project modules its names were resolved through: the result holds while they do.
+    depends_on: tuple[Dependency, ...] = ()

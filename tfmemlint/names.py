@@ -13,9 +13,14 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import libcst as cst
+
+from tfmemlint.project import member
+
+if TYPE_CHECKING:
+    from tfmemlint.project import FileResolver
 
 # "annotation": PEP 695's scope of type parameters and of a type alias's value; unlike a
 # function's, it sees the names of a class right around it.
@@ -327,8 +332,10 @@ def _kind_of(node_type: type) -> tuple[bool, bool]:
 class ModuleNames(cst.CSTVisitor):
     """The module's scopes, bindings and call sites, collected in one pass."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, project: FileResolver | None = None) -> None:
         self.module_scope = Scope("module", module, None)
+        # Names imported from the project's own modules resolve through its index.
+        self.project = project
         self.calls: list[CallSite] = []
         # Each function's `return` statements (not its nested functions'), as call-like sites.
         self.returns: dict[cst.CSTNode, list[ReturnSite]] = {}
@@ -477,11 +484,12 @@ class ModuleNames(cst.CSTVisitor):
                 self._bind(head, "import", qualified=head)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        module = dotted_name(node.module) if node.module is not None else None
-        if node.relative:
-            module = None  # A relative import is never TensorFlow.
+        module = dotted_name(node.module) if node.module is not None else ""
+        if module is not None and node.relative:
+            # `..compat`: the project index resolves it; on its own it is never TensorFlow.
+            module = "." * len(node.relative) + module
         if isinstance(node.names, cst.ImportStar):
-            if module is not None:
+            if module:
                 self._scope.star_imports.append(module)
             return
         for alias in node.names:
@@ -491,7 +499,7 @@ class ModuleNames(cst.CSTVisitor):
             local = imported
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            qualified = f"{module}.{imported}" if module else None
+            qualified = member(module, imported) if module else None
             self._bind(local, "import", qualified=qualified)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -653,26 +661,62 @@ class ModuleNames(cst.CSTVisitor):
         return None
 
     def qualified_names(
+        self, expr: cst.BaseExpression, scope: Scope, order: int
+    ) -> set[str] | None:
+        """Every qualified name `expr` may stand for, or None if any of them is unknown. A name
+        from one of the project's own modules stands for what that module binds it to."""
+        names = self._spelled_names(expr, scope, order)
+        if names is None or self.project is None:
+            return names
+        return self.project.resolve(names)
+
+    def origin(
+        self, expr: cst.BaseExpression, scope: Scope, order: int
+    ) -> tuple[str, str, str] | None:
+        """(name, what it stands for, the project file it came from) for the shortest head of
+        `expr` (`tf` in `tf.Session`, `B.tf` in `B.tf.Session`) that was imported from another
+        module of the project; None when none was."""
+        if self.project is None:
+            return None
+        heads = []
+        while isinstance(expr, cst.Attribute):
+            heads.append(expr)
+            expr = expr.value
+        heads.append(expr)
+        for head in reversed(heads):
+            spelled = self._spelled_names(head, scope, order)
+            if spelled is None or len(spelled) != 1:
+                return None
+            resolved = self.project.resolve(spelled)
+            through = self.project.via(next(iter(spelled)))
+            if resolved and through is not None:
+                return dotted_name(head) or "", " or ".join(sorted(resolved)), through
+        return None
+
+    def _spelled_names(
         self, expr: cst.BaseExpression, scope: Scope, order: int, depth: int = 0
     ) -> set[str] | None:
-        """Every qualified name `expr` may stand for, or None if any of them is unknown."""
+        """qualified_names, as this module's own imports spell them."""
         if depth > 8:
             return None
         if isinstance(expr, cst.Attribute):
-            heads = self.qualified_names(expr.value, scope, order, depth + 1)
+            heads = self._spelled_names(expr.value, scope, order, depth + 1)
             return None if heads is None else {f"{h}.{expr.attr.value}" for h in heads}
         if not isinstance(expr, cst.Name):
             return None
         found = self.lookup(expr.value, scope, order)
         if found is None:
             stars = scope.module().star_imports
-            return {f"{module}.{expr.value}" for module in stars} if len(stars) == 1 else None
+            if self.project is not None and stars:
+                source = self.project.star_source(stars, expr.value)
+                return None if source is None else {member(source, expr.value)}
+            return {member(module, expr.value) for module in stars} if len(stars) == 1 else None
         names: set[str] = set()
         for binding in found[1]:
             if binding.kind == "import" and binding.qualified is not None:
                 names.add(binding.qualified)
             elif binding.kind == "assign" and isinstance(binding.value, (cst.Name, cst.Attribute)):
-                inner = self.qualified_names(binding.value, binding.scope, binding.order, depth + 1)
+                inner = self._spelled_names(binding.value, binding.scope, binding.order, depth + 1)
                 if inner is None:
                     return None
                 names |= inner

@@ -53,6 +53,20 @@ def may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
     return any(_holds(raw, condition) for condition in _conditions(selected))
 
 
+def needs_project(raw: bytes, selected: frozenset[str]) -> bool:
+    """Whether a file that failed the first stage holds a trigger word of a family that needs
+    TensorFlow's module words: it may still reach TensorFlow through a module of the project's
+    own (`from mypkg.compat import tfv1`), which the project index can tell."""
+    return any(map(raw.__contains__, _module_family_triggers(selected)))
+
+
+@lru_cache(maxsize=8)
+def _module_family_triggers(selected: frozenset[str]) -> tuple[bytes, ...]:
+    return tuple(
+        sorted({t for triggers, modules in _conditions(selected) if modules for t in triggers})
+    )
+
+
 # (module words, each name's components) of a family whose every finding needs its names used
 # in code; a file passes when its code uses one module word and all components of one name.
 CodeCondition = tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
@@ -76,9 +90,12 @@ def _code_conditions(
     return tuple(in_text), tuple(in_code)
 
 
-def code_may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
+def code_may_have_findings(
+    raw: bytes, selected: frozenset[str], through_project: bool = False
+) -> bool:
     """The second stage, for Python source that passed the first (not a notebook's JSON, whose
-    code sits in strings). It compiles: workers run it, beside the parse.
+    code sits in strings). It compiles: workers run it, beside the parse. `through_project`:
+    the file reaches TensorFlow through a project module, so it needs no module word.
 
     Sound because the rules resolve a call only through names the code spells: an import, an
     alias (`S = tf.Session`) or an attribute. CPython keeps every such name, dead code's
@@ -87,6 +104,9 @@ def code_may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
     CPython cannot compile goes on, for libcst to report what is wrong with it.
     """
     in_text, in_code = _code_conditions(selected)
+    if through_project:
+        in_text = tuple((triggers, ()) for triggers, _ in in_text)
+        in_code = tuple(((), names) for _, names in in_code)
     if any(_holds(raw, condition) for condition in in_text):
         return True
     if not in_code:

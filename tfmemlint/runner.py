@@ -18,9 +18,11 @@ from tfmemlint.model import FILE, FileResult, Finding, Layout, Location, Rule
 from tfmemlint.prefilter import (
     code_may_have_findings,
     may_have_findings,
+    needs_project,
     python2_for_python,
     too_deep_for_python,
 )
+from tfmemlint.project import FileResolver, ProjectIndex
 from tfmemlint.rules.file_errors import (
     INTERNAL_ERROR,
     INVALID_ENCODING,
@@ -73,9 +75,29 @@ def _syntax_error(filename: str, text: str, error: Exception) -> Finding:
 
 
 def check_file(
-    filename: str, settings: Settings, mode: Mode, verbose: bool = False, raw: bytes | None = None
+    filename: str,
+    settings: Settings,
+    mode: Mode,
+    verbose: bool = False,
+    raw: bytes | None = None,
+    index: ProjectIndex | None = None,
 ) -> FileResult:
-    """Check one file, and under "fix" write it. `raw`: its bytes, when the caller read them."""
+    """Check one file, and under "fix" write it. `raw`: its bytes, when the caller read them.
+    `index`: the run's project index (one of this file's own, if not given)."""
+    project = (index or ProjectIndex(settings.config_root)).resolver(filename)
+    result = _check_file(filename, settings, mode, verbose, raw, project)
+    result.depends_on = project.dependencies()
+    return result
+
+
+def _check_file(
+    filename: str,
+    settings: Settings,
+    mode: Mode,
+    verbose: bool,
+    raw: bytes | None,
+    project: FileResolver,
+) -> FileResult:
     try:
         if raw is None:
             with open(filename, "rb") as handle:
@@ -84,8 +106,8 @@ def check_file(
         message = f"Cannot read file: {exc.strerror or exc}"
         return FileResult(filename, [_diagnostic(filename, READ_ERROR, message)])
     if filename.endswith(".ipynb"):
-        return _check_notebook(filename, raw, settings, mode, verbose)
-    result, source = check_bytes(filename, raw, settings, mode, verbose)
+        return _check_notebook(filename, raw, settings, mode, verbose, project)
+    result, source = check_bytes(filename, raw, settings, mode, verbose, project=project)
     if mode != "fix" or source is None or result.fixed_text is None:
         return result
     from tfmemlint.engine import lint_text
@@ -98,7 +120,9 @@ def check_file(
         write_atomically(filename, new_bytes, expected_old=raw)
     except (OSError, UnicodeEncodeError, UnsafeFixError) as exc:
         first = python2_for_python(raw)
-        result.findings = lint_text(filename, source.text, settings, recover_first=first)
+        result.findings = lint_text(
+            filename, source.text, settings, recover_first=first, project=project
+        )
         result.text = source.text
         result.findings.append(_diagnostic(filename, WRITE_FAILED, f"Fix not written: {exc}"))
         result.original = result.fixed_text = None
@@ -111,20 +135,27 @@ def check_stdin(
 ) -> tuple[FileResult, bytes]:
     """A source read from stdin (editors): its result, and the bytes to hand back, fixed or as
     they came, never nothing, even for a file without findings or one that does not parse."""
-    result, source = check_bytes(name, raw, settings.for_file(name), mode, verbose)
+    settings = settings.for_file(name)
+    project = ProjectIndex(settings.config_root).resolver(name)
+    result, source = check_bytes(name, raw, settings, mode, verbose, project=project)
     if source is None or result.fixed_text is None:
         return result, raw
     return result, source.encode(result.fixed_text)
 
 
 def _check_notebook(
-    filename: str, raw: bytes, settings: Settings, mode: Mode, verbose: bool
+    filename: str,
+    raw: bytes,
+    settings: Settings,
+    mode: Mode,
+    verbose: bool,
+    project: FileResolver,
 ) -> FileResult:
     """A notebook's code cells are linted as one module; findings point at cells; a fix
     rewrites only the `source` of the cells it changed."""
     from tfmemlint.notebook import Notebook, NotebookError
 
-    if not may_have_findings(raw, settings.selected):
+    if not may_have_findings(raw, settings.selected) and not needs_project(raw, settings.selected):
         return FileResult(filename)
     try:
         notebook = Notebook.parse(raw.decode("utf-8"))
@@ -134,7 +165,9 @@ def _check_notebook(
         )
     module, origin = notebook.module()
     layout = notebook.layout(origin)
-    result, _ = check_bytes(filename, module.encode("utf-8"), settings, mode, verbose, layout)
+    result, _ = check_bytes(
+        filename, module.encode("utf-8"), settings, mode, verbose, layout, project
+    )
     result.findings = [_in_cell(finding, origin) for finding in result.findings]
     result.text = None  # rows now count within cells; there is no one text to quote
     if result.fixed_text is None:
@@ -191,15 +224,18 @@ def check_bytes(
     mode: Mode,
     verbose: bool = False,
     layout: Layout = FILE,
+    project: FileResolver | None = None,
 ) -> tuple[FileResult, SourceText | None]:
     """Check (and with "fix" or "diff", fix in memory) one file's bytes; nothing is written.
+    `project`: how names imported from the project's other modules resolve.
 
     Returns the result and the decoded source, or None where the bytes never got that far.
     """
     result = FileResult(filename)
-    if not may_have_findings(raw, settings.selected):
+    passes = first_stage(raw, settings.selected, project)
+    if not passes:
         return result, None
-    if not code_may_have_findings(raw, settings.selected):
+    if not code_may_have_findings(raw, settings.selected, passes == "project"):
         result.screened_out = True
         return result, None
     try:
@@ -223,12 +259,12 @@ def check_bytes(
     try:
         if mode == "check":
             result.findings = lint_text(
-                filename, source.text, settings, layout, recover_first=first
+                filename, source.text, settings, layout, recover_first=first, project=project
             )
             result.text = source.text
             return result, source
         fixed_text, fixed, remaining = fix_text(
-            filename, source.text, settings, layout, recover_first=first
+            filename, source.text, settings, layout, recover_first=first, project=project
         )
     except cst.ParserSyntaxError as exc:
         result.findings.append(_syntax_error(filename, source.text, exc))
@@ -252,6 +288,19 @@ def check_bytes(
         result.original, result.fixed_text = source.text, fixed_text
         result.fixed = fixed
     return result, source
+
+
+def first_stage(
+    raw: bytes, selected: frozenset[str], project: FileResolver | None
+) -> Literal["words", "project", ""]:
+    """The pre-filter's first stage: "words" when the file holds the words a finding needs,
+    "project" when it lacks only TensorFlow's module words but imports a project module that
+    stands for TensorFlow, "" when it cannot hold a finding."""
+    if may_have_findings(raw, selected):
+        return "words"
+    if project is not None and needs_project(raw, selected) and project.reaches_tensorflow(raw):
+        return "project"
+    return ""
 
 
 def run(
@@ -310,6 +359,9 @@ class Run:
     ) -> None:
         self.mode, self.verbose, self.cache = mode, verbose, cache
         self.stats = RunStats(walked=len(items))
+        global _run_index
+        # Workers, forked, start from what this process has learnt of the project so far.
+        self.index = _run_index = ProjectIndex(settings.config_root)
         self._jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[int, Future[FileResult]] = {}
@@ -391,10 +443,13 @@ class Run:
             raw = read_once()
         except OSError:
             return _Pending(item, file_settings, None, None)  # check_file reports it
-        if not may_have_findings(raw, file_settings.selected):
+        project = self.index.resolver(item)
+        if not first_stage(raw, file_settings.selected, project):
             self.stats.filtered_out += 1
             if self.cache is not None:
-                self.cache.store(item, file_settings, stat, raw, [], read_ns)
+                self.cache.store(
+                    item, file_settings, stat, raw, [], read_ns, project.dependencies()
+                )
             return FileResult(item)
         return _Pending(item, file_settings, raw, stat, read_ns)
 
@@ -445,6 +500,7 @@ class Run:
                 pending.raw,
                 result.findings,
                 pending.read_ns,
+                result.depends_on,
             )
 
 
@@ -453,8 +509,12 @@ def _read(path: str) -> bytes:
         return handle.read()
 
 
+# The project index of the run in progress: workers, forked, inherit it.
+_run_index: ProjectIndex | None = None
+
+
 def _check_pending(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
-    return check_file(pending.path, pending.settings, mode, verbose, pending.raw)
+    return check_file(pending.path, pending.settings, mode, verbose, pending.raw, _run_index)
 
 
 def _start_pool(workers: int) -> ProcessPoolExecutor:

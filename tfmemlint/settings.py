@@ -85,6 +85,8 @@ class Settings(NamedTuple):
     # glob -> codes, relative to `root` (the configuration file's folder).
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
     root: str = "."
+    # The configuration file's folder, when there is one: where imports stop being looked for.
+    config_root: str | None = None
 
     @classmethod
     def default(cls) -> Settings:
@@ -127,4 +129,5 @@ def build(
         )
     except SettingsError as exc:
         raise SettingsError(f"{where}{exc}") from None
-    return Settings(chosen_policy, selected, per_file, file_config.root)
+    config_root = file_config.root if file_config.path else None
+    return Settings(chosen_policy, selected, per_file, file_config.root, config_root)

@@ -22,6 +22,7 @@ from typing import Any
 
 _SESSION_MODULE = "tensorflow.python.client.session"
 _CONTEXT_MODULE = "tensorflow.python.eager.context"
+_SERVER_MODULE = "tensorflow.python.training.server_lib"
 _ENV_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
 _ENV_VISIBLE = "CUDA_VISIBLE_DEVICES"
 
@@ -83,7 +84,35 @@ def _record(entry: dict[str, Any]) -> None:
     _save()
 
 
-def _record_session(session: Any, given: Any, runtime_started: bool, module: Any) -> None:
+def _target(target: Any) -> str:
+    """A session's or server's target as text: "" for this process."""
+    if isinstance(target, bytes):
+        return target.decode("utf-8", "replace")
+    return str(target or "")
+
+
+def _config_values(config: Any, source: str) -> dict[str, Any]:
+    """The memory fields of a ConfigProto (none of them for None)."""
+    if config is None:
+        return {}
+    gpu = config.gpu_options
+    limits = [
+        limit for device in gpu.experimental.virtual_devices for limit in device.memory_limit_mb
+    ]
+    return {
+        "allow_growth": bool(gpu.allow_growth),
+        "per_process_gpu_memory_fraction": float(gpu.per_process_gpu_memory_fraction) or None,
+        "memory_limit_mb": sum(limits) if limits else None,
+        # The eager context's default lists the GPUs the machine has, not a user's choice.
+        "gpu_count": config.device_count["GPU"]
+        if source != "eager context default" and "GPU" in config.device_count
+        else None,
+    }
+
+
+def _record_session(
+    session: Any, given: Any, target: Any, runtime_started: bool, module: Any
+) -> None:
     """Record the config the session really holds; `given` is what the caller passed."""
     config = getattr(session, "_config", None)
     api = "InteractiveSession" if isinstance(session, module.InteractiveSession) else "Session"
@@ -93,25 +122,10 @@ def _record_session(session: Any, given: Any, runtime_started: bool, module: Any
         source = "eager context default"
     else:
         source = "ConfigProto"
-    if config is None:
-        _record(_entry(api, source, runtime_started_before=runtime_started))
-        return
-    gpu = config.gpu_options
-    limits = [
-        limit for device in gpu.experimental.virtual_devices for limit in device.memory_limit_mb
-    ]
+    values = _config_values(config, source)
     _record(
         _entry(
-            api,
-            source,
-            runtime_started_before=runtime_started,
-            allow_growth=bool(gpu.allow_growth),
-            per_process_gpu_memory_fraction=float(gpu.per_process_gpu_memory_fraction) or None,
-            memory_limit_mb=sum(limits) if limits else None,
-            # The eager context's default lists the GPUs the machine has, not a user's choice.
-            gpu_count=config.device_count["GPU"]
-            if source == "ConfigProto" and "GPU" in config.device_count
-            else None,
+            api, source, runtime_started_before=runtime_started, target=_target(target), **values
         )
     )
 
@@ -126,7 +140,7 @@ def _patch_session(module: Any) -> None:
         started = _runtime_started()
         original_base(self, target, graph, config)
         try:
-            _record_session(self, config, started, module)
+            _record_session(self, config, target, started, module)
         except Exception as exc:  # the probe must never break the script
             _record(_entry(type(self).__name__, f"unreadable config: {exc}"))
 
@@ -180,7 +194,31 @@ def _patch_context(module: Any) -> None:
     context_class.ensure_initialized = initialize
 
 
-_PATCHES = {_SESSION_MODULE: _patch_session, _CONTEXT_MODULE: _patch_context}
+def _patch_server(module: Any) -> None:
+    """A server in this process holds the GPUs with its own config; the sessions that run on its
+    target do not (create_local_server builds one too)."""
+    server = module.Server
+    original = server.__init__
+
+    def server_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        _snapshot_environment()
+        original(self, *args, **kwargs)
+        try:
+            config = kwargs["config"] if "config" in kwargs else (args[4:5] or [None])[0]
+            values = _config_values(config, "train.Server")
+            target = _target(getattr(self, "target", ""))
+            _record(_entry("train.Server", "train.Server", target=target, **values))
+        except Exception as exc:  # the probe must never break the script
+            _record(_entry("train.Server", f"unreadable config: {exc}"))
+
+    server.__init__ = server_init
+
+
+_PATCHES = {
+    _SESSION_MODULE: _patch_session,
+    _CONTEXT_MODULE: _patch_context,
+    _SERVER_MODULE: _patch_server,
+}
 
 
 class _PatchingLoader(importlib.abc.Loader):
@@ -219,7 +257,9 @@ def _tensorflow_peak() -> int | None:
     tensorflow = sys.modules.get("tensorflow")
     if tensorflow is None:
         return None
-    sessions = [e for e in _settings if e["api"] in ("Session", "InteractiveSession")]
+    sessions = [
+        e for e in _settings if e["api"] in ("Session", "InteractiveSession", "train.Server")
+    ]
     gpu_in_use = _runtime_started() or (sessions and sessions[0].get("gpu_count") != 0)
     visible = (_state["environment"] or {}).get(_ENV_VISIBLE)
     if not gpu_in_use or (visible is not None and visible.strip() in ("", "-1")):

@@ -8,7 +8,7 @@ from typing import IO, Any
 
 from tfmemlint.verify.runner import Outcome
 from tfmemlint.verify.sampler import NO_GPU, Gpu
-from tfmemlint.verify.verdict import limits_memory
+from tfmemlint.verify.verdict import holders, limits_memory
 
 VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold yellow"}
 
@@ -32,10 +32,10 @@ def size(value: int | None) -> str:
 
 
 def describe_settings(outcome: Outcome) -> str:
-    """The setting that counted, in a few words: the first session's, or the eager ones."""
+    """The setting that counted, in a few words: the first session's (or server's), or the
+    eager ones."""
     entries = outcome.memory_settings
-    sessions = [e for e in entries if e["api"] in ("Session", "InteractiveSession")]
-    shown = sessions[:1] or entries
+    shown = holders(entries)[:1] or entries
     if outcome.memory_aware and not any(limits_memory(e) for e in shown):
         return outcome.reason.split(";")[0]  # e.g. hidden GPUs, TF_FORCE_GPU_ALLOW_GROWTH
     if not shown:

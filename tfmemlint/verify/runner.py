@@ -155,11 +155,15 @@ class Job:
 
 
 def plan(paths: Sequence[str], baseline: str | None) -> Iterator[Job | Missing]:
-    """Each script with its unfixed counterpart (same relative name under `baseline`), if any."""
+    """Each script with its unfixed counterpart (same relative name under `baseline`), if any.
+    In a folder, a module inside a package (a folder with `__init__.py`) is no script: it is
+    imported by the scripts beside the package, which run with their own folder on sys.path."""
     for root in paths:
         for item in discover([root]):
             if isinstance(item, Missing):
                 yield item
+                continue
+            if item != root and is_package_module(item):
                 continue
             counterpart = None
             if baseline is not None:
@@ -174,6 +178,10 @@ def plan(paths: Sequence[str], baseline: str | None) -> Iterator[Job | Missing]:
                     candidate = os.path.join(baseline, relative)
                     counterpart = candidate if os.path.isfile(candidate) else None
             yield Job(item, counterpart)
+
+
+def is_package_module(path: str) -> bool:
+    return os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py"))
 
 
 def run_all(

@@ -59,18 +59,23 @@ def memory_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, Any] 
             return False
         return limits_memory(entry)
 
-    sessions = [e for e in settings if e["api"] in ("Session", "InteractiveSession")]
-    eager = [e for e in settings if e not in sessions and e["api"] != "environment"]
+    sessions = holders(settings)
+    eager = [
+        e
+        for e in settings
+        if e["api"] not in ("Session", "InteractiveSession", "train.Server", "environment")
+    ]
     eager_aware = any(aware(e) for e in eager)
     if sessions:
         first = sessions[0]
         if first.get("runtime_started_before") and not eager_aware:
             return False, "the eager runtime took the GPU before the first session", first
+        what = "server" if first["api"] == "train.Server" else "session"
         if aware(first):
-            return True, "first session limits GPU memory", first
+            return True, f"first {what} limits GPU memory", first
         if forced == "false" and limits_memory(first):
             return False, "TF_FORCE_GPU_ALLOW_GROWTH=false overrides allow_growth", first
-        return False, "first session preallocates", first
+        return False, f"first {what} preallocates", first
     if eager_aware:
         return True, "eager runtime configured before use", None
     if forced == "false" and any(limits_memory(e) for e in eager):
@@ -78,6 +83,25 @@ def memory_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, Any] 
     if not report.get("eager_runtime_started"):
         return True, "starts no TensorFlow runtime", None
     return False, "eager runtime started with default options: it preallocates", None
+
+
+def holders(settings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sessions and servers that take GPU memory in this process, in order. A session on an
+    in-process server's target runs in that server, under the server's config; one on any other
+    target runs on another machine's server, which this process's memory owes nothing to."""
+    servers: dict[str, dict[str, Any]] = {}
+    holders = []
+    for entry in settings:
+        if entry["api"] == "train.Server":
+            servers.setdefault(entry.get("target") or "", entry)
+            holders.append(entry)
+        elif entry["api"] in ("Session", "InteractiveSession"):
+            target = entry.get("target") or ""
+            if target and target in servers:
+                holders.append(servers[target])
+            elif not target:
+                holders.append(entry)
+    return holders
 
 
 def gpu_bound(decider: dict[str, Any] | None, report: dict[str, Any], total_bytes: int) -> int:

@@ -20,6 +20,17 @@ _WHY = (
     "is not returned until the process exits."
 )
 
+_ON_A_SERVER = (
+    "A session that runs on a server (`Session(server.target)`, `Session(target=...)`, "
+    "`master=` for the monitored sessions, creators, `Supervisor` and `SessionManager`) is not "
+    "reported for its own config: in distributed TensorFlow the server process owns the GPUs, "
+    "and a session's config does not limit it (tensorflow/tensorflow#2471). The `train.Server` "
+    "or `Server.create_local_server()` it runs on is reported instead, where this module builds "
+    "it; a server built out of sight is for TFM190, and a remote target spelled out "
+    '(`"grpc://host:2222"`) is that machine\'s to limit. A target of `""`, or none, is this '
+    "process's own: checked as usual."
+)
+
 NO_CONFIG = Rule(
     code="TFM101",
     name="session-without-config",
@@ -38,7 +49,7 @@ NO_CONFIG = Rule(
         "GPU. Sessions given to Keras's `set_session` are checked where they are created. A bare "
         "`InteractiveSession()` is not reported: TensorFlow gives it `allow_growth=True` itself "
         "(session.py, `InteractiveSession.__init__`). `contrib.tpu.RunConfig` never is: TPU jobs "
-        "hold no GPU memory.",
+        "hold no GPU memory. " + _ON_A_SERVER,
         why=_WHY,
         example="import tensorflow.compat.v1 as tf\n\nsess = tf.Session()",
         use_instead="import tensorflow.compat.v1 as tf\n\n"
@@ -63,7 +74,8 @@ CONFIG_WITHOUT_MEMORY_OPTION = Rule(
         "`device_count={'GPU': 0}`: an inline `ConfigProto(...)`, a `GPUOptions(...)` without a "
         "memory field, a config variable built in the same or an enclosing scope, or one that a "
         "function of the same module returns (one level deep). A setting made only after the "
-        "session is created has no effect and does not count.",
+        "session is created has no effect and does not count. A session on a server's target "
+        "is not reported: the server's config governs (see TFM101).",
         why=_WHY,
         example="config = tf.ConfigProto(allow_soft_placement=True)\n"
         "sess = tf.Session(config=config)",
@@ -105,7 +117,8 @@ UNRESOLVED_CONFIG = Rule(
     doc=RuleDoc(
         what_it_does="Reports sessions whose config tfmemlint cannot follow: a function "
         "parameter, an attribute, another module's helper, `**kwargs`, a config passed to code "
-        "that may change it; and `set_session(sess)` with a session created out of sight. "
+        "that may change it; a session on the `.target` of a server built out of sight; and "
+        "`set_session(sess)` with a session created out of sight. "
         "Off by default; turn it on with `--select TFM190` or "
         "`--extend-select TFM190` to audit them.",
         why="These sessions may or may not limit GPU memory. The default output holds only "

@@ -58,15 +58,20 @@ class EntryPoint:
     holder: str | None = "its session"
     # contrib.learn.RunConfig: a fraction keyword of its own, whose default 1 is the whole GPU.
     fraction_keyword: str | None = None
+    # Where it takes the server to run on (`target`, `master`): (keyword, position). On a
+    # server's target, that server's config governs the memory, not this call's.
+    target: tuple[str, int] | None = None
 
 
 ENTRY_POINTS = {
-    "Session": EntryPoint("config", 2, holder=None),
-    "InteractiveSession": EntryPoint("config", 2, missing_is_fine=True, holder=None),
-    "train.MonitoredTrainingSession": EntryPoint("config", 9),
-    "train.SingularMonitoredSession": EntryPoint("config", 3),
-    "train.ChiefSessionCreator": EntryPoint("config", 2),
-    "train.WorkerSessionCreator": EntryPoint("config", 2),
+    "Session": EntryPoint("config", 2, holder=None, target=("target", 0)),
+    "InteractiveSession": EntryPoint(
+        "config", 2, missing_is_fine=True, holder=None, target=("target", 0)
+    ),
+    "train.MonitoredTrainingSession": EntryPoint("config", 9, target=("master", 0)),
+    "train.SingularMonitoredSession": EntryPoint("config", 3, target=("master", 2)),
+    "train.ChiefSessionCreator": EntryPoint("config", 2, target=("master", 1)),
+    "train.WorkerSessionCreator": EntryPoint("config", 2, target=("master", 1)),
     "train.MonitoredSession": EntryPoint("session_creator", 0, creator=True),
     # In distributed TF the server process owns the GPUs: its config is the one that counts.
     "train.Server": EntryPoint("config", 4, holder="the server"),
@@ -86,16 +91,19 @@ ENTRY_POINTS = {
         max_positional=3,
         holder="the Estimator's session",
         fraction_keyword="gpu_memory_fraction",
+        target=("master", 0),
     ),
 }
 
 # Methods whose receiver must be built in reach: (the receiver's API, the method) -> entry point.
 METHOD_ENTRY_POINTS = {
-    ("train.Supervisor", "managed_session"): EntryPoint("config", 1),
-    ("train.Supervisor", "prepare_or_wait_for_session"): EntryPoint("config", 1),
-    ("train.SessionManager", "prepare_session"): EntryPoint("config", 7),
-    ("train.SessionManager", "recover_session"): EntryPoint("config", 6),
-    ("train.SessionManager", "wait_for_session"): EntryPoint("config", 1),
+    ("train.Supervisor", "managed_session"): EntryPoint("config", 1, target=("master", 0)),
+    ("train.Supervisor", "prepare_or_wait_for_session"): EntryPoint(
+        "config", 1, target=("master", 0)
+    ),
+    ("train.SessionManager", "prepare_session"): EntryPoint("config", 7, target=("master", 0)),
+    ("train.SessionManager", "recover_session"): EntryPoint("config", 6, target=("master", 0)),
+    ("train.SessionManager", "wait_for_session"): EntryPoint("config", 1, target=("master", 0)),
     ("estimator.RunConfig", "replace"): EntryPoint("session_config", None, missing_is_fine=True),
 }
 
@@ -212,6 +220,7 @@ class SessionCheck:
         self.names = ctx.names
         func = site.node.func
         self.label = f"`{dotted_name(func) or ' '.join(ctx.code(func).split())}()`"
+        self.label += ctx.origin_note(func, site.scope, site.order)
 
     # -- entry --------------------------------------------------------------------------------
     def assess(self) -> tuple[Verdict, cst.Arg | None]:
@@ -229,6 +238,9 @@ class SessionCheck:
     def _assess(self) -> tuple[Verdict, cst.Arg | None]:
         if process_wide(self.ctx).limits_memory_for(self.site):
             return AWARE, None
+        on_server = self._on_server()
+        if on_server is not None:
+            return on_server, None
         fraction = self._own_fraction()
         if fraction is not None:
             return fraction, None
@@ -244,6 +256,77 @@ class SessionCheck:
                 State.UNKNOWN, "its session creator is checked where it is built"
             ), config
         return self._config_expression(config.value), config
+
+    # The APIs that build a server, whose `.target` a session may run on.
+    SERVERS = ("train.Server", "train.Server.create_local_server")
+
+    def _on_server(self) -> Verdict | None:
+        """The verdict for a call that runs on a server rather than in this process; None for
+        one in this process (no target, `""`) or whose target cannot be told (a flag).
+
+        A remote target spelled out (`"grpc://host:2222"`) is that machine's server's to
+        limit; a server of this module's is checked where it is built; a `.target` of a server
+        built out of sight is for the off-by-default TFM190."""
+        if self.entry.target is None:
+            return None
+        keyword, position = self.entry.target
+        argument = self._argument(keyword, position)
+        if argument is None:
+            return None
+        value, scope, order = self._bound_value(argument.value, self.site.scope, self.site.order)
+        text = literals.string(value)
+        if text is not None:
+            return AWARE if text else None
+        if not (isinstance(value, cst.Attribute) and value.attr.value == "target"):
+            return None
+        if self._is_server(value.value, scope, order):
+            return AWARE
+        spelled = " ".join(self.ctx.code(argument.value).split())
+        return Verdict(State.UNKNOWN, f"it runs on `{spelled}`, a server built out of sight")
+
+    def _is_server(self, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
+        """Whether `expr` is a server built here: a call to one, or a name every binding of
+        which is (`server = tf.train.Server(...)` in each branch of an `if`)."""
+        if isinstance(expr, cst.Name):
+            found = self.names.lookup(expr.value, scope, order)
+            bindings = found[1] if found is not None else []
+            return bool(bindings) and all(
+                b.kind == "assign"
+                and isinstance(b.value, cst.Call)
+                and self.names.api_of(b.value.func, b.scope, b.order) in self.SERVERS
+                for b in bindings
+            )
+        return isinstance(expr, cst.Call) and (
+            self.names.api_of(expr.func, scope, order) in self.SERVERS
+        )
+
+    def _argument(self, keyword: str, position: int) -> cst.Arg | None:
+        """The call's argument for a parameter, when no * or ** comes before it."""
+        positional = 0
+        for arg in self.call.args:
+            if arg.star:
+                return None
+            if arg.keyword is not None:
+                if arg.keyword.value == keyword:
+                    return arg
+            elif positional == position:
+                return arg
+            else:
+                positional += 1
+        return None
+
+    def _bound_value(
+        self, expr: cst.BaseExpression, scope: Scope, order: int
+    ) -> tuple[cst.BaseExpression, Scope, int]:
+        """What a name stands for when it is assigned once where the call sees it (`server`
+        in `server.target`), with where that value is; else the expression itself."""
+        if isinstance(expr, cst.Name):
+            found = self.names.lookup(expr.value, scope, order)
+            if found is not None and len(found[1]) == 1 and found[1][0].kind == "assign":
+                binding = found[1][0]
+                if binding.value is not None:
+                    return binding.value, binding.scope, binding.order
+        return expr, scope, order
 
     def _own_fraction(self) -> Verdict | None:
         """contrib.learn.RunConfig(gpu_memory_fraction=F), 4th positional: F in (0, 1) limits
@@ -792,7 +875,7 @@ def _imported_module(binding: Binding) -> str | None:
     """The module an import statement names: `a.b` for `import a.b` and `from a.b import c`."""
     statement = binding.statement
     if isinstance(statement, cst.ImportFrom) and statement.module is not None:
-        return dotted_name(statement.module)
+        return None if statement.relative else dotted_name(statement.module)
     if isinstance(statement, cst.Import):
         return binding.qualified
     return None

@@ -1,0 +1,274 @@
+"""Whole-project resolution (issue 15): names imported from the project's own modules resolve to
+what those modules bind them to, through re-exports and star imports; the cache and the workers
+follow."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tfmemlint.project import ProjectIndex
+
+BARE = "tf.Session()"
+FIXED = "tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"
+
+
+def project(root: Path, files: dict[str, str]) -> Path:
+    """A repository holding `files`."""
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def findings(root: Path, *args: str, cwd: Path | None = None) -> list[dict[str, object]]:
+    result = run_cli("--isolated", "--output-format", "json", *args, str(root), cwd=cwd)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def where(found: list[dict[str, object]]) -> list[tuple[str, int, str]]:
+    return sorted(
+        (
+            os.path.basename(str(f["filename"])),
+            f["location"]["row"],  # type: ignore[index]
+            str(f["code"]),
+        )
+        for f in found
+    )
+
+
+COMPAT = {
+    "mypkg/__init__.py": "",
+    "mypkg/compat.py": "import tensorflow as _tf\ntfv1 = _tf.compat.v1\n",
+    "mypkg/backend.py": (
+        "try:\n    import tensorflow.compat.v1 as tf\nexcept ImportError:\n"
+        "    import tensorflow as tf\n"
+    ),
+}
+
+
+def test_a_compat_module_imported_relatively_and_absolutely(tmp_path: Path) -> None:
+    root = project(
+        tmp_path / "repo",
+        {
+            **COMPAT,
+            "mypkg/train/__init__.py": "",
+            "mypkg/train/loop.py": "from ..compat import tfv1\n\nsess = tfv1.Session()\n",
+            "scripts/run.py": "from mypkg.compat import tfv1 as tf\n\nsess = tf.Session()\n",
+            "scripts/other.py": "from mypkg.backend import tf\n\nsess = tf.Session()\n",
+        },
+    )
+    found = findings(root)
+    assert where(found) == [
+        ("loop.py", 3, "TFM101"),
+        ("other.py", 3, "TFM101"),
+        ("run.py", 3, "TFM101"),
+    ]
+    messages = {os.path.basename(str(f["filename"])): str(f["message"]) for f in found}
+    assert "(tf is `tensorflow.compat.v1`, through `mypkg/compat.py`)" in messages["run.py"]
+    assert "(tfv1 is `tensorflow.compat.v1`, through `mypkg/compat.py`)" in messages["loop.py"]
+    assert "through `mypkg/backend.py`" in messages["other.py"]
+
+    result = run_cli("--isolated", "--fix", str(root))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (
+        root / "scripts/run.py"
+    ).read_text() == f"from mypkg.compat import tfv1 as tf\n\nsess = {FIXED}\n"
+    assert (
+        "tfv1.ConfigProto(gpu_options=tfv1.GPUOptions(allow_growth=True))"
+        in (root / "mypkg/train/loop.py").read_text()
+    )
+    assert (root / "mypkg/compat.py").read_text() == COMPAT["mypkg/compat.py"]
+
+
+def test_re_exports_through_init_and_star_imports_are_followed(tmp_path: Path) -> None:
+    root = project(
+        tmp_path / "repo",
+        {
+            **COMPAT,
+            "mypkg/__init__.py": "from .backend import tf\n",
+            "mypkg/everything.py": "from .backend import *\n",
+            "mypkg/hidden.py": "__all__ = ['other']\nfrom .backend import tf\nother = 1\n",
+            "a.py": f"from mypkg import tf\n{BARE}\n",
+            "b.py": f"import mypkg.backend as B\nB.{BARE}\n",
+            "c.py": f"from mypkg.everything import *\n{BARE}\n",
+            "d.py": f"from mypkg.hidden import *\n{BARE}\n",  # __all__ leaves tf out
+        },
+    )
+    assert where(findings(root)) == [
+        ("a.py", 2, "TFM101"),
+        ("b.py", 2, "TFM101"),
+        ("c.py", 2, "TFM101"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"tf.py": "class Session:\n    pass\n", "use.py": f"import tf\n{BARE}\n"},
+        {
+            "compat.py": "import tensorflow\nclass StandIn:\n    Session = object\ntf = StandIn()\n",
+            "use.py": f"from compat import tf\n{BARE}\n",
+        },
+        {  # bound twice, once to something else: nothing certain
+            "compat.py": "import tensorflow as tf\nif FAKE:\n    tf = StandIn()\n",
+            "use.py": f"from compat import tf\n{BARE}\n",
+        },
+        {  # an import cycle
+            "a.py": "from b import tf\n",
+            "b.py": "from a import tf\n",
+            "use.py": f"from a import tf\nimport tensorflow\n{BARE}\n",
+        },
+        {  # a module Python 3 cannot read
+            "compat.py": 'import tensorflow as tf\nprint "py2"\n',
+            "use.py": f"from compat import tf\n{BARE}\n",
+        },
+    ],
+    ids=["look-alike-tf-py", "stand-in-object", "rebound", "cycle", "unparsable"],
+)
+def test_what_is_not_tensorflow_is_never_a_finding(tmp_path: Path, files: dict[str, str]) -> None:
+    root = project(tmp_path / "repo", files)
+    assert [f for f in findings(root) if str(f["code"]).startswith("TFM1")] == []
+
+
+def test_imports_are_looked_for_up_to_the_repository_root_only(tmp_path: Path) -> None:
+    (tmp_path / "compat.py").write_text("import tensorflow as tf\n")  # outside the repository
+    root = project(tmp_path / "repo", {"scripts/use.py": f"from compat import tf\n{BARE}\n"})
+    assert findings(root) == []
+    (root / "compat.py").write_text("import tensorflow as tf\n")
+    assert where(findings(root)) == [("use.py", 2, "TFM101")]
+
+
+def test_a_name_from_a_module_that_is_not_tensorflow_lets_the_file_through_no_further(
+    tmp_path: Path,
+) -> None:
+    """A file with a trigger word but no TensorFlow module word passes the pre-filter only when
+    one of its imports reaches TensorFlow through the project."""
+    root = project(
+        tmp_path / "repo",
+        {
+            "db.py": "from sqlalchemy.orm import sessionmaker\nSession = sessionmaker()\n",
+            "use.py": "from db import Session\ns = Session()\n",
+        },
+    )
+    result = run_cli("--isolated", "-v", str(root))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 files" in result.stderr and "parsed" in result.stderr
+
+
+def test_the_index_reads_only_what_it_needs(tmp_path: Path) -> None:
+    root = project(tmp_path / "repo", {**COMPAT, "use.py": "from mypkg.compat import tfv1\n"})
+    index = ProjectIndex()
+    resolver = index.resolver(str(root / "use.py"))
+    assert resolver.resolve({"mypkg.compat.tfv1.Session"}) == {"tensorflow.compat.v1.Session"}
+    assert resolver.resolve({"numpy.zeros"}) == {"numpy.zeros"}
+    assert [os.path.basename(d.path) for d in resolver.dependencies()] == ["compat.py"]
+    assert resolver.reaches_tensorflow((root / "use.py").read_bytes())
+
+
+def cached_run(root: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+    return run_cli("--isolated", "--cache-dir", str(cache), "--output-format", "json", str(root))
+
+
+@pytest.mark.parametrize("in_cache_first", ["finding", "clean"])
+def test_editing_only_the_alias_module_changes_the_cached_result(
+    tmp_path: Path, in_cache_first: str
+) -> None:
+    alias = "import tensorflow as tf\n"
+    not_alias = "tf = None\n"
+    root = project(
+        tmp_path / "repo",
+        {
+            "compat.py": alias if in_cache_first == "finding" else not_alias,
+            "use.py": f"from compat import tf\n{BARE}\n",
+        },
+    )
+    cache = tmp_path / "cache"
+    first = cached_run(root, cache)
+    assert (first.returncode == 1) == (in_cache_first == "finding")
+    time.sleep(0.01)
+    (root / "compat.py").write_text(not_alias if in_cache_first == "finding" else alias)
+    second = cached_run(root, cache)
+    assert (second.returncode == 1) == (in_cache_first == "clean"), second.stdout
+    third = cached_run(root, cache)
+    assert third.returncode == second.returncode and third.stdout == second.stdout
+
+
+def test_workers_see_the_same_index(tmp_path: Path) -> None:
+    files = {**COMPAT}
+    for index in range(24):
+        spelled = ["from mypkg.compat import tfv1 as tf", "from mypkg.backend import tf"][index % 2]
+        files[f"scripts/s{index:02d}.py"] = f"{spelled}\n{BARE}\n"
+    root = project(tmp_path / "repo", files)
+    one = findings(root, "-j", "1")
+    many = findings(root, "-j", "4")
+    assert len(one) == 24 and many == one
+
+
+def test_fallbacks_and_conditional_aliases(tmp_path: Path) -> None:
+    root = project(
+        tmp_path / "repo",
+        {
+            "fallback.py": "try:\n    import tensorflow as tf\nexcept ImportError:\n    tf = None\n",
+            "placeholder.py": "try:\n    import tensorflow\n    tf = tensorflow\nexcept Exception:\n"
+            "    tf = object()\n",
+            "either.py": "import tensorflow as _tf\ntf = _tf if OLD else _tf.compat.v1\n",
+            "a.py": f"from fallback import tf\n{BARE}\n",
+            "b.py": f"from placeholder import tf\n{BARE}\n",
+            "c.py": f"from either import tf\n{BARE}\n",
+        },
+    )
+    assert where(findings(root)) == [
+        ("a.py", 2, "TFM101"),
+        ("b.py", 2, "TFM101"),
+        ("c.py", 2, "TFM101"),
+    ]
+
+
+def test_a_src_layout_and_a_tests_package_that_mirrors_it(tmp_path: Path) -> None:
+    """`tests/mypkg/` (a package of tests) does not hide `src/mypkg/` from the tests in it."""
+    root = project(
+        tmp_path / "repo",
+        {
+            "src/mypkg/__init__.py": "",
+            "src/mypkg/compat.py": "import tensorflow.compat.v1 as tf\n",
+            "tests/__init__.py": "",
+            "tests/mypkg/__init__.py": "",
+            "tests/mypkg/compat/__init__.py": "",
+            "tests/mypkg/compat/test_it.py": f"from mypkg.compat import tf\n{BARE}\n",
+            "examples/run.py": f"from mypkg.compat import tf\n{BARE}\n",
+        },
+    )
+    assert where(findings(root)) == [("run.py", 2, "TFM101"), ("test_it.py", 2, "TFM101")]
+
+
+def test_an_installed_package_is_read_not_imported(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "framework").mkdir(parents=True)
+    # Importing it would fail loudly: only its source is read.
+    (site / "framework" / "__init__.py").write_text(
+        "raise SystemExit('imported!')\nfrom framework.backend import tf\n"
+    )
+    (site / "framework" / "backend.py").write_text("import tensorflow.compat.v1 as tf\n")
+    root = project(tmp_path / "repo", {"train.py": f"from framework import tf\n{BARE}\n"})
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    result = subprocess.run(
+        [sys.executable, "-m", "tfmemlint", "--isolated", "--output-format", "json", str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    found = json.loads(result.stdout)
+    assert where(found) == [("train.py", 2, "TFM101")], result.stderr
+    assert "framework/__init__.py" in str(found[0]["message"])

@@ -1,0 +1,673 @@
+"""The project index: what a project's own modules export, so that a name imported from one
+(`from mypkg.compat import tfv1`) resolves to the TensorFlow module or API it stands for.
+
+Modules are found on disk as Python would find them, never imported:
+- an absolute import (`mypkg.compat`) in the importing file's folder or one of its ancestors that
+  is not itself a package, up to the project's root: the nearest folder that holds `.git` or the
+  run's configuration file, or else the folder that holds the file's outermost package; then in
+  the root's `src` folder; then, for a name that may make a finding, in the installed packages;
+- a relative import (`..compat`) in the importing file's package.
+
+A module is read once per run and summarized with CPython's `ast` (a tenth of libcst's parse):
+what each module-level name is bound to. A name resolves only when every binding of it is an
+import or a plain alias (`tfv1 = tf.compat.v1`, `tf if old else tf.compat.v1`), followed through
+`__init__.py` re-exports and star imports, cycles included. A fallback to `None` or `object()`
+(`except ImportError: tf = None`) is set aside: no session is ever made through one. A name bound
+any other way (a stand-in object, a function) and a module that does not parse resolve to
+nothing, so they never make a finding.
+
+Each answer carries the files it was read from, so that a cached result can be checked against
+them (see `cache`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+# The packages whose names the rules know: never looked for in the project, even where the
+# project holds a copy (TensorFlow's own tree).
+TENSORFLOW_ROOTS = frozenset({"tensorflow", "tensorflow_estimator", "keras", "tf_slim"})
+_MARKERS = (".git",)
+
+
+def member(module: str, name: str) -> str:
+    """`module.name`; for a relative module of dots alone (`from .. import x`), `..x`."""
+    return f"{module}{name}" if module.endswith(".") else f"{module}.{name}"
+
+
+def is_tensorflow(qualified: str) -> bool:
+    return qualified.partition(".")[0] in TENSORFLOW_ROOTS
+
+
+class Dependency(NamedTuple):
+    """A module file an answer was read from, as it was read: its stat and content hash; or,
+    with an empty hash, a path where a module was looked for and none was."""
+
+    path: str
+    stat: tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
+    read_ns: int
+    hash: str
+
+
+@dataclass
+class _Summary:
+    """A module's module-level bindings. Each name maps to its sources, an imported name
+    (`mypkg.compat.tf`, `..compat.tf`) or an alias (`=tf.compat.v1`); None: bound otherwise."""
+
+    bindings: dict[str, list[str] | None] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)  # the modules it star-imports, in order
+    public: frozenset[str] | None = None  # its literal `__all__`, if any
+
+
+# An answer and the files it was read from.
+_Answer = tuple[frozenset[str] | None, frozenset[Dependency]]
+_NOTHING: frozenset[Dependency] = frozenset()
+
+
+class ProjectIndex:
+    """The index for one run. `config_root`: the folder of the run's configuration file."""
+
+    def __init__(self, config_root: str | None = None) -> None:
+        self.config_root = os.path.abspath(config_root) if config_root else None
+        self._summaries: dict[str, tuple[_Summary | None, Dependency | None]] = {}
+        self._exports: dict[tuple[str, str], _Answer] = {}
+        self._resolved: dict[tuple[str, str, bool], _Answer] = {}
+        self._via: dict[tuple[str, str], str] = {}  # the module a resolved name came from
+        self._reaches: dict[str, tuple[bool, frozenset[Dependency]]] = {}
+        self._search: dict[str, tuple[str, ...]] = {}
+        self._installed_folders: dict[str, str | None] = {}
+        self._roots: dict[str, str] = {}
+        self._files: dict[str, bool] = {}
+        self._dirs: dict[str, bool] = {}
+        self._in_progress: set[tuple[str, str]] = set()
+
+    def resolver(self, filename: str) -> FileResolver:
+        return FileResolver(self, filename)
+
+    # -- finding modules ---------------------------------------------------------------------
+    def _isfile(self, path: str) -> bool:
+        found = self._files.get(path)
+        if found is None:
+            found = self._files[path] = os.path.isfile(path)
+        return found
+
+    def _isdir(self, path: str) -> bool:
+        found = self._dirs.get(path)
+        if found is None:
+            found = self._dirs[path] = os.path.isdir(path)
+        return found
+
+    def _search_dirs(self, folder: str) -> tuple[str, ...]:
+        """Where an absolute import made in `folder` is looked for, nearest first."""
+        found = self._search.get(folder)
+        if found is not None:
+            return found
+        dirs = []
+        current = folder
+        while True:
+            dirs.append(current)
+            if current == self.config_root or any(
+                os.path.exists(os.path.join(current, marker)) for marker in _MARKERS
+            ):
+                break
+            parent = os.path.dirname(current)
+            if parent == current:  # no root marker: up to the folder of the outermost package
+                outermost = folder
+                while self._isfile(os.path.join(outermost, "__init__.py")):
+                    outermost = os.path.dirname(outermost)
+                dirs = dirs[: dirs.index(outermost) + 1] if outermost in dirs else [folder]
+                break
+            current = parent
+        root = self._roots[folder] = dirs[-1]
+        # A package's folder is on no one's sys.path: its modules are imported from above it
+        # (tests/pkg/ must not hide the real pkg/ from tests/pkg/test_x.py). A script's own
+        # folder is (sys.path[0]), and so is the root.
+        dirs = [
+            d
+            for d in dirs
+            if d in (folder, root) or not self._isfile(os.path.join(d, "__init__.py"))
+        ]
+        source_layout = os.path.join(root, "src")  # the packages of a `src` layout
+        if source_layout not in dirs and self._isdir(source_layout):
+            dirs.append(source_layout)
+        self._search[folder] = tuple(dirs)
+        return self._search[folder]
+
+    def root_of(self, filename: str) -> str:
+        """The project's root as seen from a file: the last of its folders that imports are
+        looked in (its `src` aside)."""
+        folder = os.path.dirname(filename)
+        self._search_dirs(folder)
+        return self._roots[folder]
+
+    def _module(self, base: str, parts: list[str]) -> tuple[str | None, int]:
+        """The module file that the longest importable prefix of `parts` names under `base`,
+        and that prefix's length (0: `base` itself, as a package)."""
+        found: str | None = None
+        length = 0
+        if self._isfile(os.path.join(base, "__init__.py")):
+            found = os.path.join(base, "__init__.py")
+        folder = base
+        for index, part in enumerate(parts):
+            if not part.isidentifier():
+                break
+            module = os.path.join(folder, part + ".py")
+            package = os.path.join(folder, part)
+            if self._isdir(package) and (
+                self._isfile(os.path.join(package, "__init__.py")) or index + 1 < len(parts)
+            ):
+                init = os.path.join(package, "__init__.py")
+                found, length, folder = (init if self._isfile(init) else None), index + 1, package
+                if found is None and index + 1 == len(parts):
+                    break
+                continue
+            if self._isfile(module):
+                return module, index + 1
+            break
+        return found, length
+
+    # -- reading modules ---------------------------------------------------------------------
+    def _summary(self, path: str) -> tuple[_Summary | None, Dependency | None]:
+        known = self._summaries.get(path)
+        if known is not None:
+            return known
+        import time
+
+        from tfmemlint.cache import content_hash
+
+        summary: _Summary | None = None
+        dependency: Dependency | None = None
+        read_ns = time.time_ns()
+        try:
+            with open(path, "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                raw = handle.read()
+        except OSError:
+            pass
+        else:
+            key = (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
+            dependency = Dependency(path, key, read_ns, content_hash(raw))
+            summary = _summarize(raw)
+        self._summaries[path] = (summary, dependency)
+        return summary, dependency
+
+    # -- answers -----------------------------------------------------------------------------
+    def resolve(self, qualified: str, importer: str, installed: bool = False) -> _Answer:
+        """What `qualified`, spelled in the file `importer`, names: the qualified names it
+        stands for (itself, when it is no project module's), or None when a project module binds
+        it to something that is not an import or alias. Installed packages are read for a name
+        that may make a finding, or any with `installed`."""
+        if is_tensorflow(qualified):
+            return frozenset({qualified}), _NOTHING
+        installed = installed or _may_make_a_finding(qualified)
+        key = (os.path.dirname(importer), qualified, installed)
+        known = self._resolved.get(key)
+        if known is None:
+            known = self._resolved[key] = self._resolve(qualified, importer, installed)
+        return known
+
+    def _resolve(self, qualified: str, importer: str, installed: bool) -> _Answer:
+        level = len(qualified) - len(qualified.lstrip("."))
+        parts = [p for p in qualified[level:].split(".") if p]
+        if level:
+            base = os.path.dirname(importer)
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            module, length = self._module(base, parts)
+        else:
+            module, length = None, 0
+            for folder in self._search_dirs(os.path.dirname(importer)):
+                module, length = self._module(folder, parts)
+                if length:
+                    break
+            else:
+                if not installed:  # not the project's: as spelled
+                    return frozenset({qualified}), _NOTHING
+                # An installed package's source, read, never imported (a framework of the
+                # project's environment that exports a TensorFlow alias).
+                folder = self._installed(parts[0])
+                module, length = self._module(folder, parts) if folder else (None, 0)
+                if not length:
+                    return frozenset({qualified}), self._absent(qualified, importer)
+        if module is None or length == len(parts):
+            return frozenset({qualified}), _NOTHING  # a module (or folder) itself: not TF
+        exported, read = self._export(module, parts[length])
+        if exported is None:
+            return None, read
+        self._via[(os.path.dirname(importer), qualified)] = module
+        tail = "".join(f".{part}" for part in parts[length + 1 :])
+        return frozenset(name + tail for name in exported), read
+
+    def _installed(self, top: str) -> str | None:
+        """The folder that holds the installed top-level module `top`, found as Python's import
+        system would find it but without running it; None for the standard library, built-in
+        and compiled modules, and what is not installed."""
+        if top in self._installed_folders:
+            return self._installed_folders[top]
+        folder = None
+        if top not in sys.stdlib_module_names:
+            import importlib.util
+
+            try:
+                spec = importlib.util.find_spec(top)
+            except (ImportError, ValueError):
+                spec = None
+            locations = list(spec.submodule_search_locations or []) if spec else []
+            if locations:
+                folder = os.path.dirname(locations[0])
+            elif spec is not None and (spec.origin or "").endswith(".py"):
+                folder = os.path.dirname(spec.origin or "")
+        self._installed_folders[top] = folder
+        return folder
+
+    def _absent(self, qualified: str, importer: str, always: bool = False) -> frozenset[Dependency]:
+        """For a name that is no project module's: where its module would have been, so that a
+        cached result goes when one appears. Only for a name that may make a finding
+        (`compat.tf.Session`) unless `always`: others (`numpy.zeros`) never do."""
+        if not always and not _may_make_a_finding(qualified):
+            return _NOTHING
+        top = qualified.partition(".")[0]
+        return frozenset(
+            Dependency(path, (0, 0, 0, 0), 0, "")
+            for folder in self._search_dirs(os.path.dirname(importer))
+            for path in (os.path.join(folder, top + ".py"), os.path.join(folder, top))
+            if not self._isfile(path) and not self._isdir(path)
+        )
+
+    def via(self, qualified: str, importer: str) -> str | None:
+        """The project module that `qualified`, resolved for `importer`, came from."""
+        return self._via.get((os.path.dirname(importer), qualified))
+
+    def _export(self, path: str, name: str) -> _Answer:
+        """What the module at `path` exports as `name`, resolved."""
+        key = (path, name)
+        known = self._exports.get(key)
+        if known is not None:
+            return known
+        if key in self._in_progress:  # an import cycle: nothing certain
+            return None, _NOTHING
+        self._in_progress.add(key)
+        try:
+            answer = self._export_uncached(path, name)
+        finally:
+            self._in_progress.discard(key)
+        self._exports[key] = answer
+        return answer
+
+    def _export_uncached(self, path: str, name: str) -> _Answer:
+        summary, dependency = self._summary(path)
+        read = frozenset({dependency}) if dependency is not None else _NOTHING
+        if summary is None:
+            return None, read
+        if name not in summary.bindings:
+            # Star imports, the last first: it is the one whose binding stays.
+            for star in reversed(summary.stars):
+                answer, more = self.star_export(path, star, name)
+                read |= more
+                if answer is not False:
+                    return answer, read  # type: ignore[return-value]
+            return None, read
+        sources = summary.bindings[name]
+        if sources is None:
+            return None, read
+        names: set[str] = set()
+        # No call through a placeholder makes a session: a call does only through the others.
+        sources = [source for source in sources if source != _PLACEHOLDER] or [_PLACEHOLDER]
+        for source in sources:
+            if source == _PLACEHOLDER:
+                return None, read
+            if source.startswith("="):
+                head, _, tail = source[1:].partition(".")
+                found, more = self._export(path, head)
+                found = (
+                    None
+                    if found is None
+                    else frozenset(f"{f}.{tail}" if tail else f for f in found)
+                )
+            else:
+                found, more = self.resolve(source, path)
+            read |= more
+            if found is None:
+                return None, read
+            for each in found:
+                if not is_tensorflow(each) and each != source:
+                    again, more = self.resolve(each, path)  # an alias of a project name
+                    read |= more
+                    if again is None:
+                        return None, read
+                    names |= again
+                else:
+                    names.add(each)
+        return frozenset(names), read
+
+    def star_export(
+        self, path: str, star: str, name: str
+    ) -> tuple[frozenset[str] | bool | None, frozenset[Dependency]]:
+        """`name` through `from star import *` in the module at `path`: False when that module
+        does not bind it (look further), its export otherwise."""
+        module, more = self.star_module(path, star)
+        if module is None:  # not the project's: it may hold anything
+            found, read = self.resolve(f"{star}.{name}", path)
+            return found, more | read
+        summary, _ = self._summary(module)
+        if summary is None:
+            return None, more
+        public = summary.public
+        visible = name in public if public is not None else not name.startswith("_")
+        if not visible or (name not in summary.bindings and not summary.stars):
+            return False, more
+        found, read = self._export(module, name)
+        if found is None and name not in summary.bindings:
+            return False, more | read
+        return found, more | read
+
+    def star_module(self, path: str, star: str) -> tuple[str | None, frozenset[Dependency]]:
+        level = len(star) - len(star.lstrip("."))
+        parts = [p for p in star[level:].split(".") if p]
+        if is_tensorflow(star):
+            return None, _NOTHING
+        if level:
+            base = os.path.dirname(path)
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            module, length = self._module(base, parts)
+            return (module if length == len(parts) else None), _NOTHING
+        for folder in self._search_dirs(os.path.dirname(path)):
+            module, length = self._module(folder, parts)
+            if module is not None and length == len(parts):
+                return module, _NOTHING
+        return None, _NOTHING
+
+    def reaches_tensorflow(self, filename: str, raw: bytes) -> tuple[bool, frozenset[Dependency]]:
+        """Whether a file imports something of the project's that stands for TensorFlow: the
+        pre-filter's way in for a file that never names TensorFlow itself."""
+        importer = os.path.abspath(filename)
+        read: frozenset[Dependency] = _NOTHING
+        if b"import" not in raw:
+            return False, read
+        try:
+            tree = ast.parse(raw)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False, read
+        for imported in _imports(tree):
+            found, more = self.resolve(imported, importer, installed=True)
+            read |= more
+            if found == {imported} and not imported.startswith("."):
+                read |= self._absent(imported, importer, always=True)
+            for name in found or ():
+                if is_tensorflow(name):
+                    return True, read
+                module, more = self.star_module(importer, name)
+                read |= more
+                if module is not None:
+                    reaches, more = self._module_reaches(module)
+                    read |= more
+                    if reaches:
+                        return True, read
+        return False, read
+
+    def _module_reaches(self, path: str) -> tuple[bool, frozenset[Dependency]]:
+        """Whether a project module exports anything that stands for TensorFlow."""
+        known = self._reaches.get(path)
+        if known is not None:
+            return known
+        self._reaches[path] = (False, _NOTHING)  # a cycle reads as no
+        summary, dependency = self._summary(path)
+        read = frozenset({dependency}) if dependency is not None else _NOTHING
+        reaches = False
+        if summary is not None:
+            for name in summary.bindings:
+                found, more = self._export(path, name)
+                read |= more
+                if any(is_tensorflow(each) for each in found or ()):
+                    reaches = True
+                    break
+            for star in summary.stars if not reaches else ():
+                module, more = self.star_module(path, star)
+                read |= more
+                if module is None:
+                    reaches = is_tensorflow(star)
+                else:
+                    reaches, more = self._module_reaches(module)
+                    read |= more
+                if reaches:
+                    break
+        self._reaches[path] = (reaches, read)
+        return reaches, read
+
+
+class FileResolver:
+    """The index as one importing file sees it, recording what it read from."""
+
+    def __init__(self, index: ProjectIndex, filename: str) -> None:
+        self.index = index
+        self.filename = filename
+        self.read: set[Dependency] = set()
+        # A file asks about the same few names again and again (every `np.` call).
+        self._known: dict[str, frozenset[str] | None] = {}
+
+    @functools.cached_property
+    def importer(self) -> str:
+        """The file's absolute path; worked out on first use, as most files never need it."""
+        return os.path.abspath(self.filename)
+
+    def resolve(self, names: Iterable[str]) -> set[str] | None:
+        """The names, each resolved through the project; None if any resolves to nothing."""
+        resolved: set[str] = set()
+        for name in names:
+            if name in self._known:
+                found = self._known[name]
+            elif is_tensorflow(name):
+                found = self._known[name] = frozenset({name})
+            else:
+                found, read = self.index.resolve(name, self.importer)
+                self.read |= read
+                self._known[name] = found
+            if found is None:
+                return None
+            resolved |= found
+        return resolved
+
+    def star_source(self, stars: list[str], name: str) -> str | None:
+        """Which of the file's star imports (in order) binds `name`: the last one that does. A
+        module outside the project may bind anything: it is taken when it is TensorFlow or the
+        only star import."""
+        for star in reversed(stars):
+            found, read = self.index.star_export(self.importer, star, name)
+            self.read |= read
+            if found is False:
+                continue
+            external = self.index.star_module(self.importer, star)[0] is None
+            if external and not is_tensorflow(star) and len(stars) > 1:
+                continue
+            return star
+        return None
+
+    def dependencies(self) -> tuple[Dependency, ...]:
+        """The module files read for this file, in path order: its result depends on them."""
+        return tuple(sorted(self.read))
+
+    def via(self, name: str) -> str | None:
+        """The project module `name` came from, once resolved, as a path from the project's
+        root (stable wherever the run starts, so a cached message stays right)."""
+        path = self.index.via(name, self.importer)
+        if path is None:
+            return None
+        root = self.index.root_of(self.importer)
+        relative = os.path.relpath(path, root)
+        return path if relative.startswith("..") else relative.replace(os.sep, "/")
+
+    def reaches_tensorflow(self, raw: bytes) -> bool:
+        reaches, read = self.index.reaches_tensorflow(self.importer, raw)
+        self.read |= read
+        return reaches
+
+
+@functools.cache
+def _api_names() -> frozenset[str]:
+    """The last component of every API a rule starts from (`Session`, `set_memory_growth`), and
+    of the protos a config is built from."""
+    from tfmemlint.rules import FAMILIES
+
+    names = {name.rpartition(".")[2] for family in FAMILIES for name in family.names}
+    return frozenset({*names, "ConfigProto", "GPUOptions"})
+
+
+def _may_make_a_finding(qualified: str) -> bool:
+    """Whether a name ends in one of the rules' APIs: only such a name is worth reading an
+    installed package for, or remembering where its module was not."""
+    return qualified.rpartition(".")[2] in _api_names()
+
+
+def _imports(tree: ast.Module) -> Iterator[str]:
+    """Every module or imported name a file's import statements spell, relative ones with
+    their dots."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if alias.name == "*":
+                    yield module
+                else:
+                    yield member(module, alias.name)
+
+
+def _summarize(raw: bytes) -> _Summary | None:
+    try:
+        tree = ast.parse(raw)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    summary = _Summary()
+    _collect(tree.body, summary)
+    return summary
+
+
+def _bind(summary: _Summary, name: str, source: str | None) -> None:
+    if source is None:
+        summary.bindings[name] = None
+        return
+    sources = summary.bindings.setdefault(name, [])
+    if sources is not None:
+        sources.append(source)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
+
+
+def _bind_targets(summary: _Summary, target: ast.expr) -> None:
+    """The names a target binds, as something unknown (`x.attr = v` and `x[k] = v` bind none)."""
+    if isinstance(target, ast.Name):
+        _bind(summary, target.id, None)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            _bind_targets(summary, element)
+    elif isinstance(target, ast.Starred):
+        _bind_targets(summary, target.value)
+
+
+def _collect(body: list[ast.stmt], summary: _Summary) -> None:
+    """The module-level bindings of `body`, into `summary`; blocks at module level (`if`, `try`,
+    `with`, loops) bind there too."""
+    for statement in body:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname:
+                    _bind(summary, alias.asname, alias.name)
+                else:
+                    head = alias.name.partition(".")[0]
+                    _bind(summary, head, head)
+        elif isinstance(statement, ast.ImportFrom):
+            module = "." * statement.level + (statement.module or "")
+            for alias in statement.names:
+                if alias.name == "*":
+                    summary.stars.append(module)
+                    continue
+                _bind(summary, alias.asname or alias.name, member(module, alias.name))
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            value = statement.value
+            if len(targets) == 1 and isinstance(targets[0], ast.Name) and value is not None:
+                name = targets[0].id
+                if name == "__all__":
+                    _public(summary, value)
+                if _placeholder(value):
+                    _bind(summary, name, _PLACEHOLDER)
+                    continue
+                # `tf if old else tf.compat.v1` may stand for either.
+                choices = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+                dotted = [_dotted(choice) for choice in choices]
+                if None in dotted:
+                    _bind(summary, name, None)
+                for each in dotted if None not in dotted else ():
+                    _bind(summary, name, f"={each}")
+            elif value is not None or isinstance(statement, ast.Assign):
+                for target in targets:
+                    _bind_targets(summary, target)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            _bind(summary, statement.name, None)
+        elif isinstance(statement, (ast.AugAssign, ast.Delete)):
+            for target in (
+                statement.targets if isinstance(statement, ast.Delete) else [statement.target]
+            ):
+                _bind_targets(summary, target)
+        elif isinstance(statement, (ast.For, ast.AsyncFor)):
+            _bind_targets(summary, statement.target)
+            _collect(statement.body, summary)
+            _collect(statement.orelse, summary)
+        elif isinstance(statement, (ast.While, ast.If)):
+            _collect(statement.body, summary)
+            _collect(statement.orelse, summary)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            for item in statement.items:
+                if item.optional_vars is not None:
+                    _bind_targets(summary, item.optional_vars)
+            _collect(statement.body, summary)
+        elif isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
+            _collect(statement.body, summary)  # type: ignore[attr-defined]
+            for handler in statement.handlers:  # type: ignore[attr-defined]
+                if handler.name:
+                    _bind(summary, handler.name, None)
+                _collect(handler.body, summary)
+            _collect(statement.orelse, summary)  # type: ignore[attr-defined]
+            _collect(statement.finalbody, summary)  # type: ignore[attr-defined]
+        elif isinstance(statement, ast.Match):
+            for case in statement.cases:
+                _collect(case.body, summary)
+
+
+# A binding to `None` or `object()`, the fallback of a `try: import tensorflow ... except`.
+_PLACEHOLDER = "!"
+
+
+def _placeholder(value: ast.expr) -> bool:
+    if isinstance(value, ast.Constant) and value.value is None:
+        return True
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "object"
+        and not value.args
+        and not value.keywords
+    )
+
+
+def _public(summary: _Summary, value: ast.expr) -> None:
+    if isinstance(value, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+    ):
+        summary.public = frozenset(e.value for e in value.elts)  # type: ignore[attr-defined]
