@@ -39,9 +39,14 @@ def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
     return found
 
 
-def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | None = None):
-    """Run the real `tfmemlint` in a child process."""
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+def run_cli(
+    *args: str,
+    cwd: Path | str | None = None,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+):
+    """Run the real `tfmemlint` in a child process (`env`: variables to add)."""
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "tfmemlint", *args],
         cwd=cwd,

@@ -698,3 +698,23 @@ def test_a_server_built_in_each_branch_governs_the_session() -> None:
         """
     )
     assert codes(source, "TFM190") == []
+
+
+@pytest.mark.parametrize("target", ["args.target", "tf.flags.FLAGS.target", "opts.master"])
+def test_a_flag_for_the_target_may_be_this_process(target: str) -> None:
+    source = f"import tensorflow.compat.v1 as tf\nsess = tf.Session({target})\n"
+    assert codes(source) == ["TFM101"]
+
+
+def test_tf_distribute_server_is_a_server() -> None:
+    source = dedent(
+        """\
+        import tensorflow as tf
+        server = tf.distribute.Server(CLUSTER, job_name="worker", task_index=0)
+        sess = tf.compat.v1.Session(server.target)
+        """
+    )
+    found = lint_text("t.py", source, settings())
+    assert [(f.code, f.location.row) for f in found] == [("TFM101", 2)]
+    expected = "task_index=0, config=tf.compat.v1.ConfigProto(gpu_options=tf.compat.v1.GPUOptions("
+    assert expected in fixed(source)

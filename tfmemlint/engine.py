@@ -78,6 +78,23 @@ class FileContext:
             )
         return spans
 
+    def other_module(self, path: str) -> FileContext | None:
+        """Another module of the project, parsed, for a rule that follows a call into it (a
+        config helper); None when it cannot be read or parsed. What its names were resolved
+        through counts for this file's result too."""
+        if self.names.project is None:
+            return None
+        project = self.names.project
+        parsed = project.index.parsed
+        key = (path, self.policy)
+        if key not in parsed:
+            parsed[key] = _parse_other(path, self.policy, project.index.resolver(path))
+        other = parsed[key]
+        assert other is None or isinstance(other, FileContext)
+        if other is not None and other.names.project is not None:
+            project.read |= other.names.project.read
+        return other
+
     def origin_note(self, expr: cst.BaseExpression, scope: Scope, order: int) -> str:
         """ " (tf is `tensorflow.compat.v1`, through `mypkg/compat.py`)" when the head name of
         `expr` was imported from another module of the project, else ""."""
@@ -118,6 +135,18 @@ class FileContext:
             end_location=self.lines.location(end),
             fix=fix,
         )
+
+
+def _parse_other(path: str, policy: Policy, project: FileResolver) -> FileContext | None:
+    from tfmemlint.source import SourceError, SourceText
+
+    try:
+        with open(path, "rb") as handle:
+            text = SourceText.decode(handle.read()).text
+        with _deep_recursion():
+            return FileContext(path, text, parse(text), policy, FILE, project)
+    except (OSError, SourceError, cst.ParserSyntaxError, RecursionError):
+        return None
 
 
 Checker = Callable[[FileContext], Iterable[Finding]]

@@ -665,7 +665,7 @@ class ModuleNames(cst.CSTVisitor):
     ) -> set[str] | None:
         """Every qualified name `expr` may stand for, or None if any of them is unknown. A name
         from one of the project's own modules stands for what that module binds it to."""
-        names = self._spelled_names(expr, scope, order)
+        names = self.spelled_names(expr, scope, order)
         if names is None or self.project is None:
             return names
         return self.project.resolve(names)
@@ -684,7 +684,7 @@ class ModuleNames(cst.CSTVisitor):
             expr = expr.value
         heads.append(expr)
         for head in reversed(heads):
-            spelled = self._spelled_names(head, scope, order)
+            spelled = self.spelled_names(head, scope, order)
             if spelled is None or len(spelled) != 1:
                 return None
             resolved = self.project.resolve(spelled)
@@ -693,14 +693,14 @@ class ModuleNames(cst.CSTVisitor):
                 return dotted_name(head) or "", " or ".join(sorted(resolved)), through
         return None
 
-    def _spelled_names(
+    def spelled_names(
         self, expr: cst.BaseExpression, scope: Scope, order: int, depth: int = 0
     ) -> set[str] | None:
         """qualified_names, as this module's own imports spell them."""
         if depth > 8:
             return None
         if isinstance(expr, cst.Attribute):
-            heads = self._spelled_names(expr.value, scope, order, depth + 1)
+            heads = self.spelled_names(expr.value, scope, order, depth + 1)
             return None if heads is None else {f"{h}.{expr.attr.value}" for h in heads}
         if not isinstance(expr, cst.Name):
             return None
@@ -710,13 +710,14 @@ class ModuleNames(cst.CSTVisitor):
             if self.project is not None and stars:
                 source = self.project.star_source(stars, expr.value)
                 return None if source is None else {member(source, expr.value)}
+            stars = [star for star in stars if not star.startswith(".")]  # the project's, unread
             return {member(module, expr.value) for module in stars} if len(stars) == 1 else None
         names: set[str] = set()
         for binding in found[1]:
             if binding.kind == "import" and binding.qualified is not None:
                 names.add(binding.qualified)
             elif binding.kind == "assign" and isinstance(binding.value, (cst.Name, cst.Attribute)):
-                inner = self._spelled_names(binding.value, binding.scope, binding.order, depth + 1)
+                inner = self.spelled_names(binding.value, binding.scope, binding.order, depth + 1)
                 if inner is None:
                     return None
                 names |= inner

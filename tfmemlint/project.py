@@ -25,10 +25,16 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from tfmemlint.source import parse_python
+
+# How deep a chain of re-exports is followed; deeper, a name resolves to nothing.
+MAX_DEPTH = 64
 
 # The packages whose names the rules know: never looked for in the project, even where the
 # project holds a copy (TensorFlow's own tree).
@@ -63,11 +69,14 @@ class _Summary:
     bindings: dict[str, list[str] | None] = field(default_factory=dict)
     stars: list[str] = field(default_factory=list)  # the modules it star-imports, in order
     public: frozenset[str] | None = None  # its literal `__all__`, if any
+    functions: set[str] = field(default_factory=set)  # names a `def` binds
+    bound: dict[str, int] = field(default_factory=dict)  # how many times each name is bound
 
 
 # An answer and the files it was read from.
-_Answer = tuple[frozenset[str] | None, frozenset[Dependency]]
-_NOTHING: frozenset[Dependency] = frozenset()
+_Deps = frozenset[Dependency]
+_Answer = tuple[frozenset[str] | None, _Deps]
+_NOTHING: _Deps = frozenset()
 
 
 class ProjectIndex:
@@ -86,6 +95,11 @@ class ProjectIndex:
         self._files: dict[str, bool] = {}
         self._dirs: dict[str, bool] = {}
         self._in_progress: set[tuple[str, str]] = set()
+        self._reaching: set[str] = set()
+        self._cuts = 0  # import cycles cut so far (see _remembered)
+        self._depth = 0
+        # Modules the engine parsed to follow a call into them (engine.FileContext.other_module).
+        self.parsed: dict[tuple[str, object], object] = {}
 
     def resolver(self, filename: str) -> FileResolver:
         return FileResolver(self, filename)
@@ -201,18 +215,41 @@ class ProjectIndex:
     def resolve(self, qualified: str, importer: str, installed: bool = False) -> _Answer:
         """What `qualified`, spelled in the file `importer`, names: the qualified names it
         stands for (itself, when it is no project module's), or None when a project module binds
-        it to something that is not an import or alias. Installed packages are read for a name
-        that may make a finding, or any with `installed`."""
+        it to something that is not an import or alias, or a relative import fails. Installed
+        packages are read for a name that may make a finding, or any with `installed`."""
         if is_tensorflow(qualified):
             return frozenset({qualified}), _NOTHING
         installed = installed or _may_make_a_finding(qualified)
         key = (os.path.dirname(importer), qualified, installed)
         known = self._resolved.get(key)
         if known is None:
-            known = self._resolved[key] = self._resolve(qualified, importer, installed)
+            known = self._remembered(
+                self._resolved, key, self._resolve, qualified, importer, installed
+            )
         return known
 
-    def _resolve(self, qualified: str, importer: str, installed: bool) -> _Answer:
+    def _remembered(self, memo: dict[Any, Any], key: Any, work: Any, *args: Any) -> Any:
+        """`work(*args)`, remembered under `key` unless an import cycle or the depth limit cut
+        it short: such an answer depends on where the walk began."""
+        cuts = self._cuts
+        if self._depth > MAX_DEPTH:
+            self._cuts += 1
+            return None, _NOTHING
+        self._depth += 1
+        try:
+            answer = work(*args)
+        finally:
+            self._depth -= 1
+        if self._cuts == cuts:
+            memo[key] = answer
+        return answer
+
+    def _find(
+        self, qualified: str, importer: str, installed: bool
+    ) -> tuple[str | None, int, list[str], _Deps]:
+        """Where the module part of `qualified` is: (its file, how many of the name's parts it
+        takes, the parts, where a module was looked for and not found). (None, 0, ...) for a name
+        that is not the project's (nor, with `installed`, an installed package's)."""
         level = len(qualified) - len(qualified.lstrip("."))
         parts = [p for p in qualified[level:].split(".") if p]
         if level:
@@ -220,29 +257,43 @@ class ProjectIndex:
             for _ in range(level - 1):
                 base = os.path.dirname(base)
             module, length = self._module(base, parts)
+            folder = base
         else:
-            module, length = None, 0
+            module, length, folder = None, 0, ""
             for folder in self._search_dirs(os.path.dirname(importer)):
                 module, length = self._module(folder, parts)
                 if length:
                     break
             else:
-                if not installed:  # not the project's: as spelled
-                    return frozenset({qualified}), _NOTHING
                 # An installed package's source, read, never imported (a framework of the
                 # project's environment that exports a TensorFlow alias).
-                folder = self._installed(parts[0])
-                module, length = self._module(folder, parts) if folder else (None, 0)
-                if not length:
-                    return frozenset({qualified}), self._absent(qualified, importer)
+                found = self._installed(parts[0]) if installed and parts else None
+                module, length = self._module(found, parts) if found else (None, 0)
+                # Where the project's module would be, for a name that may make a finding.
+                absent = self._absent(parts[0], importer) if installed else _NOTHING
+                return (module, length, parts, absent) if length else (None, 0, parts, absent)
+        absent = _NOTHING
+        if length < len(parts) and (module is None or module.endswith("__init__.py")):
+            # A submodule that would come before the package's own binding, were it there.
+            if module is not None:
+                folder = os.path.dirname(module)
+            absent = self._missing(
+                os.path.join(folder, parts[length] + ".py"), os.path.join(folder, parts[length])
+            )
+        return module, length, parts, absent
+
+    def _resolve(self, qualified: str, importer: str, installed: bool) -> _Answer:
+        module, length, parts, absent = self._find(qualified, importer, installed)
+        if module is None and qualified.startswith("."):
+            return None, absent  # Python's import fails
         if module is None or length == len(parts):
-            return frozenset({qualified}), _NOTHING  # a module (or folder) itself: not TF
+            return frozenset({qualified}), absent  # no module of the project's, or one itself
         exported, read = self._export(module, parts[length])
         if exported is None:
-            return None, read
+            return None, read | absent
         self._via[(os.path.dirname(importer), qualified)] = module
         tail = "".join(f".{part}" for part in parts[length + 1 :])
-        return frozenset(name + tail for name in exported), read
+        return frozenset(name + tail for name in exported), read | absent
 
     def _installed(self, top: str) -> str | None:
         """The folder that holds the installed top-level module `top`, found as Python's import
@@ -266,19 +317,45 @@ class ProjectIndex:
         self._installed_folders[top] = folder
         return folder
 
-    def _absent(self, qualified: str, importer: str, always: bool = False) -> frozenset[Dependency]:
-        """For a name that is no project module's: where its module would have been, so that a
-        cached result goes when one appears. Only for a name that may make a finding
-        (`compat.tf.Session`) unless `always`: others (`numpy.zeros`) never do."""
-        if not always and not _may_make_a_finding(qualified):
-            return _NOTHING
-        top = qualified.partition(".")[0]
+    def _absent(self, top: str, importer: str) -> _Deps:
+        """Where the project module `top` would have been for `importer`: so that a cached
+        result goes when one appears there."""
+        return self._missing(
+            *(
+                path
+                for folder in self._search_dirs(os.path.dirname(importer))
+                for path in (os.path.join(folder, top + ".py"), os.path.join(folder, top))
+            )
+        )
+
+    def _missing(self, *paths: str) -> _Deps:
         return frozenset(
             Dependency(path, (0, 0, 0, 0), 0, "")
-            for folder in self._search_dirs(os.path.dirname(importer))
-            for path in (os.path.join(folder, top + ".py"), os.path.join(folder, top))
+            for path in paths
             if not self._isfile(path) and not self._isdir(path)
         )
+
+    def locate(self, qualified: str, importer: str, depth: int = 0) -> tuple[str | None, _Deps]:
+        """The module file that defines the function `qualified` names, spelled in the file
+        `importer` (`utils.config.session_config`), following re-exports; None when it is no
+        function of the project's, defined once at a module's top level."""
+        if depth > MAX_DEPTH or is_tensorflow(qualified):
+            return None, _NOTHING
+        module, length, parts, read = self._find(qualified, importer, installed=False)
+        if module is None or length != len(parts) - 1:
+            return None, read
+        name = parts[-1]
+        summary, dependency = self._summary(module)
+        read |= {dependency} if dependency is not None else _NOTHING
+        if summary is None or summary.bound.get(name) != 1:
+            return None, read
+        if name in summary.functions:
+            return module, read
+        sources = summary.bindings.get(name)
+        if sources and len(sources) == 1 and not sources[0].startswith(("=", _PLACEHOLDER)):
+            found, more = self.locate(sources[0], module, depth + 1)  # a re-export
+            return found, read | more
+        return None, read
 
     def via(self, qualified: str, importer: str) -> str | None:
         """The project module that `qualified`, resolved for `importer`, came from."""
@@ -291,14 +368,13 @@ class ProjectIndex:
         if known is not None:
             return known
         if key in self._in_progress:  # an import cycle: nothing certain
+            self._cuts += 1
             return None, _NOTHING
         self._in_progress.add(key)
         try:
-            answer = self._export_uncached(path, name)
+            return self._remembered(self._exports, key, self._export_uncached, path, name)
         finally:
             self._in_progress.discard(key)
-        self._exports[key] = answer
-        return answer
 
     def _export_uncached(self, path: str, name: str) -> _Answer:
         summary, dependency = self._summary(path)
@@ -316,35 +392,48 @@ class ProjectIndex:
         sources = summary.bindings[name]
         if sources is None:
             return None, read
-        names: set[str] = set()
+        found, more = self._sources(path, name, sources)
+        return found, read | more
+
+    def _sources(self, path: str, name: str, sources: list[str]) -> _Answer:
+        """What `name` stands for in the module at `path`, bound from each of `sources`."""
         # No call through a placeholder makes a session: a call does only through the others.
         sources = [source for source in sources if source != _PLACEHOLDER] or [_PLACEHOLDER]
-        for source in sources:
+        names: set[str] = set()
+        read = _NOTHING
+        for index, source in enumerate(sources):
             if source == _PLACEHOLDER:
                 return None, read
-            if source.startswith("="):
-                head, _, tail = source[1:].partition(".")
-                found, more = self._export(path, head)
-                found = (
-                    None
-                    if found is None
-                    else frozenset(f"{f}.{tail}" if tail else f for f in found)
-                )
+            if not source.startswith("="):
+                found, more = self.resolve(source, path)  # an import
             else:
-                found, more = self.resolve(source, path)
+                head, _, tail = source[1:].partition(".")
+                if head == name:  # `tf = tf.compat.v1`: the bindings before this one
+                    found, more = (
+                        self._sources(path, name, sources[:index]) if index else (None, _NOTHING)
+                    )
+                else:
+                    found, more = self._export(path, head)
+                if found is not None and tail:
+                    # `B.tf` of a project module B is a project name again.
+                    appended = self._resolve_each({f"{f}.{tail}" for f in found}, path)
+                    found, more = appended[0], more | appended[1]
             read |= more
             if found is None:
                 return None, read
-            for each in found:
-                if not is_tensorflow(each) and each != source:
-                    again, more = self.resolve(each, path)  # an alias of a project name
-                    read |= more
-                    if again is None:
-                        return None, read
-                    names |= again
-                else:
-                    names.add(each)
+            names |= found
         return frozenset(names), read
+
+    def _resolve_each(self, names: set[str], importer: str) -> _Answer:
+        resolved: set[str] = set()
+        read = _NOTHING
+        for name in names:
+            found, more = self.resolve(name, importer)
+            read |= more
+            if found is None:
+                return None, read
+            resolved |= found
+        return frozenset(resolved), read
 
     def star_export(
         self, path: str, star: str, name: str
@@ -353,7 +442,7 @@ class ProjectIndex:
         does not bind it (look further), its export otherwise."""
         module, more = self.star_module(path, star)
         if module is None:  # not the project's: it may hold anything
-            found, read = self.resolve(f"{star}.{name}", path)
+            found, read = self.resolve(member(star, name), path)
             return found, more | read
         summary, _ = self._summary(module)
         if summary is None:
@@ -368,21 +457,11 @@ class ProjectIndex:
         return found, more | read
 
     def star_module(self, path: str, star: str) -> tuple[str | None, frozenset[Dependency]]:
-        level = len(star) - len(star.lstrip("."))
-        parts = [p for p in star[level:].split(".") if p]
+        """The project module file `from star import *` in `path` imports, if it is one."""
         if is_tensorflow(star):
             return None, _NOTHING
-        if level:
-            base = os.path.dirname(path)
-            for _ in range(level - 1):
-                base = os.path.dirname(base)
-            module, length = self._module(base, parts)
-            return (module if length == len(parts) else None), _NOTHING
-        for folder in self._search_dirs(os.path.dirname(path)):
-            module, length = self._module(folder, parts)
-            if module is not None and length == len(parts):
-                return module, _NOTHING
-        return None, _NOTHING
+        module, length, parts, absent = self._find(star, path, installed=False)
+        return (module if module is not None and length == len(parts) else None), absent
 
     def reaches_tensorflow(self, filename: str, raw: bytes) -> tuple[bool, frozenset[Dependency]]:
         """Whether a file imports something of the project's that stands for TensorFlow: the
@@ -391,15 +470,9 @@ class ProjectIndex:
         read: frozenset[Dependency] = _NOTHING
         if b"import" not in raw:
             return False, read
-        try:
-            tree = ast.parse(raw)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False, read
-        for imported in _imports(tree):
+        for imported in _imports(raw):
             found, more = self.resolve(imported, importer, installed=True)
             read |= more
-            if found == {imported} and not imported.startswith("."):
-                read |= self._absent(imported, importer, always=True)
             for name in found or ():
                 if is_tensorflow(name):
                     return True, read
@@ -417,29 +490,37 @@ class ProjectIndex:
         known = self._reaches.get(path)
         if known is not None:
             return known
-        self._reaches[path] = (False, _NOTHING)  # a cycle reads as no
+        if path in self._reaching:  # a cycle: no, as far as this walk goes
+            self._cuts += 1
+            return False, _NOTHING
+        self._reaching.add(path)
+        try:
+            return self._remembered(self._reaches, path, self._module_reaches_uncached, path)  # type: ignore[no-any-return]
+        finally:
+            self._reaching.discard(path)
+
+    def _module_reaches_uncached(self, path: str) -> tuple[bool, frozenset[Dependency]]:
         summary, dependency = self._summary(path)
         read = frozenset({dependency}) if dependency is not None else _NOTHING
-        reaches = False
-        if summary is not None:
-            for name in summary.bindings:
-                found, more = self._export(path, name)
-                read |= more
-                if any(is_tensorflow(each) for each in found or ()):
-                    reaches = True
-                    break
-            for star in summary.stars if not reaches else ():
-                module, more = self.star_module(path, star)
-                read |= more
-                if module is None:
-                    reaches = is_tensorflow(star)
-                else:
-                    reaches, more = self._module_reaches(module)
-                    read |= more
-                if reaches:
-                    break
-        self._reaches[path] = (reaches, read)
-        return reaches, read
+        if summary is None:
+            return False, read
+        for name in summary.bindings:
+            found, more = self._export(path, name)
+            read |= more
+            if any(is_tensorflow(each) for each in found or ()):
+                return True, read
+        for star in summary.stars:
+            module, more = self.star_module(path, star)
+            read |= more
+            if module is None:
+                if is_tensorflow(star):
+                    return True, read
+                continue
+            reaches, more = self._module_reaches(module)
+            read |= more
+            if reaches:
+                return True, read
+        return False, read
 
 
 class FileResolver:
@@ -474,6 +555,19 @@ class FileResolver:
             resolved |= found
         return resolved
 
+    def locate(self, name: str) -> str | None:
+        """The module file that defines the function `name` (as this file spells it), if it is
+        the project's."""
+        found, read = self.index.locate(name, self.importer)
+        self.read |= read
+        return found
+
+    def display(self, path: str) -> str:
+        """A project file's path as messages show it: from the project's root (stable wherever
+        the run starts, so a cached message stays right)."""
+        relative = os.path.relpath(path, self.index.root_of(self.importer))
+        return path if relative.startswith("..") else relative.replace(os.sep, "/")
+
     def star_source(self, stars: list[str], name: str) -> str | None:
         """Which of the file's star imports (in order) binds `name`: the last one that does. A
         module outside the project may bind anything: it is taken when it is TensorFlow or the
@@ -497,11 +591,7 @@ class FileResolver:
         """The project module `name` came from, once resolved, as a path from the project's
         root (stable wherever the run starts, so a cached message stays right)."""
         path = self.index.via(name, self.importer)
-        if path is None:
-            return None
-        root = self.index.root_of(self.importer)
-        relative = os.path.relpath(path, root)
-        return path if relative.startswith("..") else relative.replace(os.sep, "/")
+        return None if path is None else self.display(path)
 
     def reaches_tensorflow(self, raw: bytes) -> bool:
         reaches, read = self.index.reaches_tensorflow(self.importer, raw)
@@ -525,9 +615,14 @@ def _may_make_a_finding(qualified: str) -> bool:
     return qualified.rpartition(".")[2] in _api_names()
 
 
-def _imports(tree: ast.Module) -> Iterator[str]:
+def _imports(raw: bytes) -> Iterator[str]:
     """Every module or imported name a file's import statements spell, relative ones with
-    their dots."""
+    their dots. Where Python 3 cannot parse the file (Python 2), they are read line by line."""
+    try:
+        tree = parse_python(raw)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        yield from _imports_in_lines(raw)
+        return
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -535,23 +630,44 @@ def _imports(tree: ast.Module) -> Iterator[str]:
         elif isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
             for alias in node.names:
-                if alias.name == "*":
-                    yield module
-                else:
-                    yield member(module, alias.name)
+                yield module if alias.name == "*" else member(module, alias.name)
+
+
+_IMPORT_LINE = re.compile(
+    rb"^[ \t]*(?:from[ \t]+(?P<module>\.*[\w.]*)[ \t]+import[ \t]+\(?(?P<names>[\w \t,*]+)"
+    rb"|import[ \t]+(?P<modules>[\w. \t,]+))",
+    re.MULTILINE,
+)
+
+
+def _imports_in_lines(raw: bytes) -> Iterator[str]:
+    """The imports of a file CPython cannot parse, one statement a line: enough for the
+    pre-filter, which only asks whether one of them may stand for TensorFlow."""
+    for found in _IMPORT_LINE.finditer(raw):
+        if found["module"] is not None:
+            module = found["module"].decode("ascii", "replace")
+            for name in found["names"].decode("ascii", "replace").split(","):
+                name = name.split()[0] if name.split() else ""
+                if name:
+                    yield module if name == "*" else member(module, name)
+        else:
+            for name in found["modules"].decode("ascii", "replace").split(","):
+                if name.split():
+                    yield name.split()[0]
 
 
 def _summarize(raw: bytes) -> _Summary | None:
     try:
-        tree = ast.parse(raw)
+        tree = parse_python(raw)
+        summary = _Summary()
+        _collect(tree.body, summary)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    summary = _Summary()
-    _collect(tree.body, summary)
     return summary
 
 
 def _bind(summary: _Summary, name: str, source: str | None) -> None:
+    summary.bound[name] = summary.bound.get(name, 0) + 1
     if source is None:
         summary.bindings[name] = None
         return
@@ -561,12 +677,14 @@ def _bind(summary: _Summary, name: str, source: str | None) -> None:
 
 
 def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
-        return None if head is None else f"{head}.{node.attr}"
-    return None
+    """`a.b.c` for a chain of names and attributes, else None (iterative: chains run long)."""
+    attributes = []
+    while isinstance(node, ast.Attribute):
+        attributes.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(attributes)])
 
 
 def _bind_targets(summary: _Summary, target: ast.expr) -> None:
@@ -620,6 +738,8 @@ def _collect(body: list[ast.stmt], summary: _Summary) -> None:
                     _bind_targets(summary, target)
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             _bind(summary, statement.name, None)
+            if isinstance(statement, ast.FunctionDef):
+                summary.functions.add(statement.name)
         elif isinstance(statement, (ast.AugAssign, ast.Delete)):
             for target in (
                 statement.targets if isinstance(statement, ast.Delete) else [statement.target]

@@ -298,9 +298,11 @@ def first_stage(
     stands for TensorFlow, "" when it cannot hold a finding."""
     if may_have_findings(raw, selected):
         return "words"
-    if project is not None and needs_project(raw, selected) and project.reaches_tensorflow(raw):
-        return "project"
-    return ""
+    if project is None or not needs_project(raw, selected):
+        return ""
+    if project.filename.endswith(".ipynb"):
+        return "project"  # its code sits in JSON strings: the cells are asked, once read
+    return "project" if project.reaches_tensorflow(raw) else ""
 
 
 def run(
@@ -393,7 +395,7 @@ class Run:
             # now, and an idle one costs little (it imports libcst only for its first file).
             at_most = self.stats.parsed + total - len(self._slots)
             self.stats.workers = min(self._jobs, at_most // (MIN_FILES_FOR_WORKERS // 2))
-            self._pool = _start_pool(self.stats.workers)
+            self._pool = _start_pool(self.stats.workers, self.index.config_root)
             waiting = [i for i, slot in enumerate(self._slots) if isinstance(slot, _Pending)]
         else:
             waiting = [index]
@@ -517,7 +519,7 @@ def _check_pending(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
     return check_file(pending.path, pending.settings, mode, verbose, pending.raw, _run_index)
 
 
-def _start_pool(workers: int) -> ProcessPoolExecutor:
+def _start_pool(workers: int, config_root: str | None) -> ProcessPoolExecutor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -525,7 +527,10 @@ def _start_pool(workers: int) -> ProcessPoolExecutor:
     method = "fork" if sys.platform == "linux" else "spawn"
     context = multiprocessing.get_context(method)
     return ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_start_worker, initargs=(os.getpid(),)
+        workers,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(os.getpid(), config_root),
     )
 
 
@@ -550,7 +555,7 @@ def _check_in_worker(pending: _Pending, mode: Mode, verbose: bool) -> FileResult
         os._exit(ended.code if isinstance(ended.code, int) else 1)
 
 
-def _start_worker(parent: int) -> None:
+def _start_worker(parent: int, config_root: str | None = None) -> None:
     """The pool ends its workers with SIGTERM when one of them dies, and so does Linux when the
     parent is killed outright (SIGKILL, the out-of-memory killer): otherwise the worker would
     wait for work forever.
@@ -567,6 +572,9 @@ def _start_worker(parent: int) -> None:
         raise _WorkerEnded(128 + signum)
 
     signal.signal(signal.SIGTERM, leave)
+    global _run_index
+    if _run_index is None:  # spawned, not forked: one index for all this worker's files
+        _run_index = ProjectIndex(config_root)
     if sys.platform == "linux":
         import ctypes
 

@@ -106,7 +106,7 @@ class LineIndex:
         return match.group() if match else "\n"
 
 
-def parse_python(text: str) -> ast.Module:
+def parse_python(text: str | bytes) -> ast.Module:
     """CPython's own parse of `text`, without the warnings it prints about the code (invalid
     escapes, `(...)()`): they are about the user's code, which they did not ask about."""
     with _quietly():

@@ -25,10 +25,12 @@ _ON_A_SERVER = (
     "`master=` for the monitored sessions, creators, `Supervisor` and `SessionManager`) is not "
     "reported for its own config: in distributed TensorFlow the server process owns the GPUs, "
     "and a session's config does not limit it (tensorflow/tensorflow#2471). The `train.Server` "
-    "or `Server.create_local_server()` it runs on is reported instead, where this module builds "
-    "it; a server built out of sight is for TFM190, and a remote target spelled out "
-    '(`"grpc://host:2222"`) is that machine\'s to limit. A target of `""`, or none, is this '
-    "process's own: checked as usual."
+    "(or `distribute.Server`, the same class) or `Server.create_local_server()` it runs on is "
+    "reported instead, where this module builds it; the target of a server built out of sight "
+    "(an object named like one: `server`, `self._server`) is for TFM190, and a remote target "
+    'spelled out (`"grpc://host:2222"`) is that machine\'s to limit. A target of `""`, none, '
+    'or any other (`FLAGS.master`, `args.target`, which may be `""`) is this process\'s own: '
+    "checked as usual."
 )
 
 NO_CONFIG = Rule(
@@ -73,9 +75,10 @@ CONFIG_WITHOUT_MEMORY_OPTION = Rule(
         "`per_process_gpu_memory_fraction`, `experimental.virtual_devices` or "
         "`device_count={'GPU': 0}`: an inline `ConfigProto(...)`, a `GPUOptions(...)` without a "
         "memory field, a config variable built in the same or an enclosing scope, or one that a "
-        "function of the same module returns (one level deep). A setting made only after the "
-        "session is created has no effect and does not count. A session on a server's target "
-        "is not reported: the server's config governs (see TFM101).",
+        "function returns (one level deep), of the same module or of another module of the "
+        "project; the message then says where that function builds it. A setting made only "
+        "after the session is created has no effect and does not count. A session on a "
+        "server's target is not reported: the server's config governs (see TFM101).",
         why=_WHY,
         example="config = tf.ConfigProto(allow_soft_placement=True)\n"
         "sess = tf.Session(config=config)",
@@ -85,7 +88,9 @@ CONFIG_WITHOUT_MEMORY_OPTION = Rule(
         fix_safety="Safe. An inline config gains `gpu_options=...GPUOptions(allow_growth=True)` "
         "(or `allow_growth=True` inside its existing `GPUOptions`); a config variable gains "
         "`<name>.gpu_options.allow_growth = True` on the line after it is built, at the same "
-        "indentation. No fix when that line also holds other statements.",
+        "indentation. No fix when that line also holds other statements, nor inside a helper "
+        "of another module, which other callers share: a config it returns gets its line in "
+        "the caller when the caller holds it in a variable.",
         recovery=_RECOVERY,
     ),
 )
@@ -116,7 +121,8 @@ UNRESOLVED_CONFIG = Rule(
     level="info",
     doc=RuleDoc(
         what_it_does="Reports sessions whose config tfmemlint cannot follow: a function "
-        "parameter, an attribute, another module's helper, `**kwargs`, a config passed to code "
+        "parameter, an attribute, a helper that is not the project's or has several `return`s, "
+        "`**kwargs`, a config passed to code "
         "that may change it; a session on the `.target` of a server built out of sight; and "
         "`set_session(sess)` with a session created out of sight. "
         "Off by default; turn it on with `--select TFM190` or "

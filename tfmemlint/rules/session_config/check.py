@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 
@@ -22,6 +23,7 @@ from tfmemlint.names import (
     TF1_COMPAT,
     Binding,
     CallSite,
+    ReturnSite,
     Scope,
     canonical_api,
     dotted_name,
@@ -76,6 +78,11 @@ ENTRY_POINTS = {
     # In distributed TF the server process owns the GPUs: its config is the one that counts.
     "train.Server": EntryPoint("config", 4, holder="the server"),
     "train.Server.create_local_server": EntryPoint("config", 0, holder="the server"),
+    # The same class under its TF 1.14+ (and TF2) name.
+    "distribute.Server": EntryPoint("config", 4, in_tf2=True, holder="the server"),
+    "distribute.Server.create_local_server": EntryPoint(
+        "config", 0, in_tf2=True, holder="the server"
+    ),
     "estimator.RunConfig": EntryPoint(
         "session_config", 5, in_tf2=True, holder="the Estimator's session"
     ),
@@ -218,9 +225,13 @@ class SessionCheck:
         self.anchor = anchor or site.node
         self.depth = 0
         self.names = ctx.names
-        func = site.node.func
-        self.label = f"`{dotted_name(func) or ' '.join(ctx.code(func).split())}()`"
-        self.label += ctx.origin_note(func, site.scope, site.order)
+
+    @cached_property
+    def label(self) -> str:
+        """The call as messages name it: "`tf.Session()`", and where its module came from."""
+        func = self.call.func
+        label = f"`{dotted_name(func) or ' '.join(self.ctx.code(func).split())}()`"
+        return label + self.ctx.origin_note(func, self.site.scope, self.site.order)
 
     # -- entry --------------------------------------------------------------------------------
     def assess(self) -> tuple[Verdict, cst.Arg | None]:
@@ -258,15 +269,22 @@ class SessionCheck:
         return self._config_expression(config.value), config
 
     # The APIs that build a server, whose `.target` a session may run on.
-    SERVERS = ("train.Server", "train.Server.create_local_server")
+    SERVERS = (
+        "train.Server",
+        "train.Server.create_local_server",
+        "distribute.Server",
+        "distribute.Server.create_local_server",
+    )
 
     def _on_server(self) -> Verdict | None:
         """The verdict for a call that runs on a server rather than in this process; None for
         one in this process (no target, `""`) or whose target cannot be told (a flag).
 
         A remote target spelled out (`"grpc://host:2222"`) is that machine's server's to
-        limit; a server of this module's is checked where it is built; a `.target` of a server
-        built out of sight is for the off-by-default TFM190."""
+        limit; a server of this module's is checked where it is built; the `.target` of a
+        server built out of sight (an object named like one: `server`, `self._server`) is for
+        the off-by-default TFM190. Any other target (`FLAGS.target`, `args.master`) may be
+        `""`: this process's own."""
         if self.entry.target is None:
             return None
         keyword, position = self.entry.target
@@ -281,6 +299,9 @@ class SessionCheck:
             return None
         if self._is_server(value.value, scope, order):
             return AWARE
+        holder = dotted_name(value.value) or ""
+        if "server" not in holder.rpartition(".")[2].lower():
+            return None
         spelled = " ".join(self.ctx.code(argument.value).split())
         return Verdict(State.UNKNOWN, f"it runs on `{spelled}`, a server built out of sight")
 
@@ -491,19 +512,56 @@ class SessionCheck:
                 return helper
         return Verdict(State.UNKNOWN, f"its config `{self.ctx.code(expr)}` is not built here")
 
+    def _returned(
+        self, call: cst.Call, scope: Scope, order: int
+    ) -> tuple[FileContext, ReturnSite] | None:
+        """The module and the one `return value` of the function `call` calls: a function of
+        this module, or of another module of the project (`from utils.config import
+        session_config`); None for anything else."""
+        returned = self.names.single_return(call.func, scope, order)
+        if returned is not None:
+            return self.ctx, returned
+        project = self.names.project
+        spelled = self.names.spelled_names(call.func, scope, order)
+        if project is None or spelled is None or len(spelled) != 1:
+            return None
+        name = next(iter(spelled))
+        path = project.locate(name)
+        other = self.ctx.other_module(path) if path is not None else None
+        if other is None:
+            return None
+        found = other.names.module_scope.bindings.get(name.rpartition(".")[2], [])
+        definition = found[0].statement if len(found) == 1 else None
+        returns = other.names.returns.get(definition, []) if definition is not None else []
+        if len(returns) != 1 or returns[0].node.value is None:
+            return None
+        return other, returns[0]
+
     def _helper(self, call: cst.Call, scope: Scope, order: int) -> Verdict | None:
         """A config from a function of this module with one `return`, followed one level deep:
         `def get_config(): ...; return config`. None when `call` is no such helper."""
         if self.depth > 0:
             return None
-        returned = self.names.single_return(call.func, scope, order)
-        if returned is None or returned.node.value is None:
+        found = self._returned(call, scope, order)
+        if found is None:
             return None
+        ctx, returned = found
+        assert returned.node.value is not None
         inside = CallSite(self.call, returned.scope, returned.order, returned.ancestry)
-        helper = SessionCheck(self.ctx, inside, self.entry, self.spelling, anchor=returned.node)
+        helper = SessionCheck(ctx, inside, self.entry, self.spelling, anchor=returned.node)
         helper.depth = self.depth + 1
         verdict = helper._config_expression(returned.node.value)
         name = dotted_name(call.func)
+        if ctx is not self.ctx:
+            # Another module's: say where, and offer no fix there, which would change every
+            # caller of the helper.
+            assert self.names.project is not None
+            row = ctx.lines.location(ctx.span(returned.node)[0]).row
+            place = f"`{self.names.project.display(ctx.filename)}`, line {row}"
+            if verdict.state is State.UNKNOWN:
+                return Verdict(State.UNKNOWN, f"{verdict.reason} (in `{name}()`, {place})")
+            where = f"`{name}()` builds it in {place}"
+            return Verdict(verdict.state, f"{verdict.reason}; {where}" if verdict.reason else where)
         if verdict.state is State.UNKNOWN:
             return Verdict(State.UNKNOWN, f"{verdict.reason} (in `{name}()`)")
         return Verdict(verdict.state, verdict.reason, verdict.fix)
@@ -655,6 +713,8 @@ class SessionCheck:
             elif verdict.state is State.AWARE:
                 late.append(row)
         result = Verdict.combine(verdicts, self._variable_fix(binding, kind))
+        if result.state is State.MISSING and not result.reason and built.reason:
+            result = Verdict(State.MISSING, built.reason, result.fix)  # where a helper built it
         if result.state is State.MISSING and late:
             return Verdict(
                 State.MISSING,
