@@ -51,3 +51,13 @@ def test_flake8_outlives_a_file_nested_too_deeply(tmp_path: Path, jobs: str) -> 
     deep, good = sorted(result.stdout.splitlines())
     assert deep.startswith("./deep.py:1:1: TFM903 Internal error: RecursionError")
     assert good.startswith("./good.py:2:8: TFM101 ")
+
+
+def test_flake8_follows_the_project_s_own_compat_module(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "compat.py").write_text("import tensorflow as _tf\ntfv1 = _tf.compat.v1\n")
+    (tmp_path / "train.py").write_text("from compat import tfv1\nsess = tfv1.Session()\n")
+    result = _flake8("--select", "TFM", ".", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "./train.py:2:8: TFM101" in result.stdout
+    assert "through `compat.py`" in result.stdout

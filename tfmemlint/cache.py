@@ -90,7 +90,8 @@ def _stat_key(stat: os.stat_result) -> list[int]:
 
 
 # An entry is a list, which keeps the file small and quick to load:
-# [mtime_ns, ctime_ns, size, inode, trusted, content hash, settings key, findings, dependencies]
+# [mtime_ns, ctime_ns, size, inode, trusted, content hash, settings key, findings] and, where
+# there are any, the project modules its result depends on,
 # and a dependency is [path, mtime_ns, ctime_ns, size, inode, trusted, content hash], where an
 # empty hash stands for a path that did not exist.
 STAT, TRUSTED, HASH, SETTINGS, FINDINGS, DEPENDENCIES = slice(0, 4), 4, 5, 6, 7, 8
@@ -133,7 +134,7 @@ class ResultCache:
         try:
             if not entry or entry[SETTINGS] != settings_key(settings):
                 return None
-            if not all(map(self._unchanged, entry[DEPENDENCIES])):
+            if len(entry) > DEPENDENCIES and not all(map(self._unchanged, entry[DEPENDENCIES])):
                 return None
             if entry[STAT] != _stat_key(stat) or not entry[TRUSTED]:
                 read_ns = time.time_ns()
@@ -164,17 +165,21 @@ class ResultCache:
         """Remember the findings in `raw`, the bytes that `path` held when it had `stat`, read
         at `read_ns` (time.time_ns(), taken before the read), and the project modules they
         depend on, as they were read."""
-        self._changed[self._key(path)] = [
+        entry = [
             *_stat_key(stat),
             _trusted(stat, read_ns),
             content_hash(raw),
             settings_key(settings),
             [_plain(f) for f in findings],
-            [
-                [d.path, *d.stat, _settled(max(d.stat[0], d.stat[1]), d.read_ns), d.hash]
-                for d in depends_on
-            ],
         ]
+        if depends_on:  # most files have none: the entry stays short
+            entry.append(
+                [
+                    [d.path, *d.stat, _settled(max(d.stat[0], d.stat[1]), d.read_ns), d.hash]
+                    for d in depends_on
+                ]
+            )
+        self._changed[self._key(path)] = entry
 
     def save(self) -> None:
         """Write the changed entries, merged over what is on disk now. A failure is a warning:

@@ -3,10 +3,22 @@ engine. Nothing heavy is imported until a file passes the pre-filter."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfmemlint import __version__
+
+if TYPE_CHECKING:
+    from tfmemlint.project import ProjectIndex
+
+
+@functools.cache
+def _project_index() -> ProjectIndex:
+    """One index for all the files this flake8 process checks (see tfmemlint.project)."""
+    from tfmemlint.project import ProjectIndex
+
+    return ProjectIndex()
 
 
 class Plugin:
@@ -19,14 +31,17 @@ class Plugin:
         self.lines = lines
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        from tfmemlint.prefilter import code_may_have_findings, may_have_findings
+        from tfmemlint.prefilter import code_may_have_findings
+        from tfmemlint.runner import first_stage
         from tfmemlint.settings import Settings
 
         settings = Settings.default()
         text = "".join(self.lines)
         raw = text.encode("utf-8", "surrogatepass")
         selected = settings.selected
-        if not (may_have_findings(raw, selected) and code_may_have_findings(raw, selected)):
+        project = _project_index().resolver(self.filename)
+        passes = first_stage(raw, selected, lambda: project)
+        if not passes or not code_may_have_findings(raw, selected, passes == "project"):
             return
         import libcst as cst
 
@@ -34,7 +49,7 @@ class Plugin:
         from tfmemlint.rules.file_errors import INTERNAL_ERROR
 
         try:
-            findings = lint_text(self.filename, text, settings)
+            findings = lint_text(self.filename, text, settings, project=project)
         except cst.ParserSyntaxError:
             return  # flake8 reports syntax errors itself (E999)
         except Exception as exc:  # one file's failure must not end flake8's run

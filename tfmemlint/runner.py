@@ -9,7 +9,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -22,7 +22,6 @@ from tfmemlint.prefilter import (
     python2_for_python,
     too_deep_for_python,
 )
-from tfmemlint.project import FileResolver, ProjectIndex
 from tfmemlint.rules.file_errors import (
     INTERNAL_ERROR,
     INVALID_ENCODING,
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from tfmemlint.cache import ResultCache
+    from tfmemlint.project import FileResolver, ProjectIndex
 
 Mode = Literal["check", "fix", "diff"]
 
@@ -84,6 +84,8 @@ def check_file(
 ) -> FileResult:
     """Check one file, and under "fix" write it. `raw`: its bytes, when the caller read them.
     `index`: the run's project index (one of this file's own, if not given)."""
+    from tfmemlint.project import ProjectIndex
+
     project = (index or ProjectIndex(settings.config_root)).resolver(filename)
     result = _check_file(filename, settings, mode, verbose, raw, project)
     result.depends_on = project.dependencies()
@@ -136,6 +138,8 @@ def check_stdin(
     """A source read from stdin (editors): its result, and the bytes to hand back, fixed or as
     they came, never nothing, even for a file without findings or one that does not parse."""
     settings = settings.for_file(name)
+    from tfmemlint.project import ProjectIndex
+
     project = ProjectIndex(settings.config_root).resolver(name)
     result, source = check_bytes(name, raw, settings, mode, verbose, project=project)
     if source is None or result.fixed_text is None:
@@ -232,7 +236,7 @@ def check_bytes(
     Returns the result and the decoded source, or None where the bytes never got that far.
     """
     result = FileResult(filename)
-    passes = first_stage(raw, settings.selected, project)
+    passes = first_stage(raw, settings.selected, lambda: project)
     if not passes:
         return result, None
     if not code_may_have_findings(raw, settings.selected, passes == "project"):
@@ -291,14 +295,18 @@ def check_bytes(
 
 
 def first_stage(
-    raw: bytes, selected: frozenset[str], project: FileResolver | None
+    raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
 ) -> Literal["words", "project", ""]:
     """The pre-filter's first stage: "words" when the file holds the words a finding needs,
     "project" when it lacks only TensorFlow's module words but imports a project module that
-    stands for TensorFlow, "" when it cannot hold a finding."""
+    stands for TensorFlow, "" when it cannot hold a finding. `resolver` gives the file's view
+    of the project index, asked for only when the words alone do not decide."""
     if may_have_findings(raw, selected):
         return "words"
-    if project is None or not needs_project(raw, selected):
+    if not needs_project(raw, selected):
+        return ""
+    project = resolver()
+    if project is None:
         return ""
     if project.filename.endswith(".ipynb"):
         return "project"  # its code sits in JSON strings: the cells are asked, once read
@@ -361,9 +369,10 @@ class Run:
     ) -> None:
         self.mode, self.verbose, self.cache = mode, verbose, cache
         self.stats = RunStats(walked=len(items))
+        self._config_root = settings.config_root
+        self._index: ProjectIndex | None = None
         global _run_index
-        # Workers, forked, start from what this process has learnt of the project so far.
-        self.index = _run_index = ProjectIndex(settings.config_root)
+        _run_index = None  # an earlier run's, in this process, knows an older project
         self._jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[int, Future[FileResult]] = {}
@@ -395,7 +404,7 @@ class Run:
             # now, and an idle one costs little (it imports libcst only for its first file).
             at_most = self.stats.parsed + total - len(self._slots)
             self.stats.workers = min(self._jobs, at_most // (MIN_FILES_FOR_WORKERS // 2))
-            self._pool = _start_pool(self.stats.workers, self.index.config_root)
+            self._pool = _start_pool(self.stats.workers, self._config_root)
             waiting = [i for i, slot in enumerate(self._slots) if isinstance(slot, _Pending)]
         else:
             waiting = [index]
@@ -411,6 +420,16 @@ class Run:
             except BrokenProcessPool:  # a worker died (killed, out of memory): no more submits
                 self._pool_broken = True
                 return
+
+    def index(self) -> ProjectIndex:
+        """The run's project index, made when a file first needs it (a cached run never does).
+        Workers forked after that start from what it has learnt."""
+        global _run_index
+        if self._index is None:
+            from tfmemlint.project import ProjectIndex
+
+            self._index = _run_index = ProjectIndex(self._config_root)
+        return self._index
 
     def _stop_pool(self) -> None:
         if self._pool is not None:
@@ -445,13 +464,17 @@ class Run:
             raw = read_once()
         except OSError:
             return _Pending(item, file_settings, None, None)  # check_file reports it
-        project = self.index.resolver(item)
-        if not first_stage(raw, file_settings.selected, project):
+        asked: list[FileResolver] = []
+
+        def resolver() -> FileResolver:
+            asked.append(self.index().resolver(item))
+            return asked[0]
+
+        if not first_stage(raw, file_settings.selected, resolver):
             self.stats.filtered_out += 1
             if self.cache is not None:
-                self.cache.store(
-                    item, file_settings, stat, raw, [], read_ns, project.dependencies()
-                )
+                read = asked[0].dependencies() if asked else ()
+                self.cache.store(item, file_settings, stat, raw, [], read_ns, read)
             return FileResult(item)
         return _Pending(item, file_settings, raw, stat, read_ns)
 
@@ -484,6 +507,7 @@ class Run:
                 # A worker died (killed, out of memory), maybe after writing this very file:
                 # check it again here, from what is on disk now.
                 pending = pending._replace(raw=None, stat=None)
+        self.index()  # one for all the files checked in this process
         return _check_pending(pending, self.mode, self.verbose)
 
     def _remember(self, pending: _Pending, result: FileResult) -> None:
@@ -573,7 +597,9 @@ def _start_worker(parent: int, config_root: str | None = None) -> None:
 
     signal.signal(signal.SIGTERM, leave)
     global _run_index
-    if _run_index is None:  # spawned, not forked: one index for all this worker's files
+    if _run_index is None:  # spawned, or forked before the parent needed one: one for this worker
+        from tfmemlint.project import ProjectIndex
+
         _run_index = ProjectIndex(config_root)
     if sys.platform == "linux":
         import ctypes
