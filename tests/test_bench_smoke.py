@@ -4,7 +4,9 @@ speed is measured with bench/, not with timed tests)."""
 from __future__ import annotations
 
 import json
+import re
 import runpy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +80,30 @@ def test_the_python2_tree_is_python2_and_the_same_modules(tmp_path: Path) -> Non
     assert [p.name for p in two] == [p.name for p in three]
     changed = [p for p, q in zip(two, three, strict=True) if p.read_bytes() != q.read_bytes()]
     assert changed and all(b'print "building"' in p.read_bytes() for p in changed)
+
+
+def test_compare_times_two_installs_in_turn(tmp_path: Path) -> None:
+    """bench/compare.py, here with the same install on both sides."""
+    tree = tmp_path / "tree"
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "generate.py"), str(tree), "--files", "20"],
+        check=True,
+    )
+    tool = shutil.which("tfmemlint") or str(Path(sys.executable).with_name("tfmemlint"))
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "compare.py"),
+            tool,
+            tool,
+            str(tree),
+            "--rounds",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"cold\s+base \d+\.\d+ s\s+new \d+\.\d+ s\s+new/base \d+\.\d+", done.stdout)
+    assert re.search(r"warm\s+base", done.stdout)
