@@ -346,13 +346,17 @@ def test_editing_only_the_helper_module_changes_the_cached_result(tmp_path: Path
 
 
 @pytest.mark.parametrize(
-    ("importer", "spelled"),
-    [("pkg/train.py", "from .compat import tf"), ("train.py", "from pkg.compat import tf")],
+    ("importer", "spelled", "init"),
+    [
+        ("pkg/train.py", "from .compat import tf", "pkg/__init__.py"),
+        ("train.py", "from pkg.compat import tf", "pkg/__init__.py"),
+        ("train.py", "from pkg.compat import tf", "pkg/other.py"),  # a namespace package
+    ],
 )
 def test_a_module_that_appears_later_is_seen_on_a_cached_run(
-    tmp_path: Path, importer: str, spelled: str
+    tmp_path: Path, importer: str, spelled: str, init: str
 ) -> None:
-    root = project(tmp_path / "repo", {"pkg/__init__.py": "", importer: f"{spelled}\n{BARE}\n"})
+    root = project(tmp_path / "repo", {init: "", importer: f"{spelled}\n{BARE}\n"})
     cache = tmp_path / "cache"
     assert cached_run(root, cache).returncode == 0
     (root / "pkg/compat.py").write_text("import tensorflow.compat.v1 as tf\n")

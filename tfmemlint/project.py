@@ -277,6 +277,8 @@ class ProjectIndex:
             # A submodule that would come before the package's own binding, were it there.
             if module is not None:
                 folder = os.path.dirname(module)
+            else:  # a folder without __init__.py (a namespace package) took the first parts
+                folder = os.path.join(folder, *parts[:length])
             absent = self._missing(
                 os.path.join(folder, parts[length] + ".py"), os.path.join(folder, parts[length])
             )
