@@ -472,3 +472,53 @@ def test_without_an_index_a_relative_star_import_is_not_counted() -> None:
     source = "from tensorflow.compat.v1 import *\nfrom .helpers import *\n\nsess = Session()\n"
     found = lint_text("pkg/x.py", source, Settings.default())
     assert [f.code for f in found] == ["TFM101"]
+
+
+SHARED = {
+    "helpers.py": "import tensorflow as tf\n\n\ndef shared_config():\n"
+    "    return tf.ConfigProto(allow_soft_placement=True)\n",
+    "a.py": "import tensorflow as tf\nfrom helpers import shared_config\n"
+    "tf.Session(config=shared_config())\n",
+    "b.py": "import tensorflow as tf\nimport helpers\n"
+    "tf.estimator.RunConfig(session_config=helpers.shared_config())\n",
+}
+FIXED_HELPER = "    return tf.ConfigProto(allow_soft_placement=True, gpu_options=tf.GPUOptions(allow_growth=True))\n"
+
+
+def test_a_helper_every_caller_gives_to_a_session_is_fixed_in_the_helper(tmp_path: Path) -> None:
+    root = project(tmp_path / "repo", SHARED)
+    found = findings(root)
+    helper = [f for f in found if str(f["filename"]).endswith("helpers.py")]
+    assert where(helper) == [("helpers.py", 5, "TFM102")]
+    assert str(helper[0]["message"]).endswith("a session: `a.py:3`, `b.py:3`")
+    run_cli("--isolated", "--no-cache", "--fix", str(root))
+    assert (root / "helpers.py").read_text().endswith(FIXED_HELPER)
+    assert (root / "a.py").read_text() == SHARED["a.py"]
+    assert findings(root, "--no-cache") == []  # the callers are fine now
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "from helpers import shared_config\ncfg = shared_config()\n",  # held, maybe changed
+        "from helpers import shared_config\nprint(shared_config())\n",  # not for a session
+        "from helpers import shared_config\nhooks = [shared_config]\n",  # passed around
+        'from helpers import shared_config\nprint "py2"\n',  # cannot be read
+    ],
+    ids=["held", "printed", "passed-around", "unreadable"],
+)
+def test_a_helper_with_any_other_use_is_not_fixed_there(tmp_path: Path, other: str) -> None:
+    root = project(tmp_path / "repo", {**SHARED, "c.py": other})
+    assert not [f for f in findings(root) if str(f["filename"]).endswith("helpers.py")]
+
+
+def test_a_new_caller_reaches_a_cached_helper(tmp_path: Path) -> None:
+    """Who calls a helper may change in any file, even a new one: the helper's module is
+    checked again on every run."""
+    root = project(tmp_path / "repo", SHARED)
+    cache = tmp_path / "cache"
+    first = json.loads(cached_run(root, cache).stdout)
+    assert any(str(f["filename"]).endswith("helpers.py") for f in first)
+    (root / "c.py").write_text("from helpers import shared_config\nprint(shared_config())\n")
+    second = json.loads(cached_run(root, cache).stdout)
+    assert not any(str(f["filename"]).endswith("helpers.py") for f in second)

@@ -591,6 +591,11 @@ def _start_worker(parent: int, config_root: str | None = None) -> None:
     import signal
 
     def leave(signum: int, frame: object) -> None:
+        if os.getppid() != parent and hasattr(signal, "alarm"):
+            # The parent is gone: whatever the unwinding below runs into, the alarm's default
+            # action ends the process once a write in progress had time to clean up.
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(2)
         if not _in_task:
             os._exit(128 + signum)
         raise _WorkerEnded(128 + signum)
