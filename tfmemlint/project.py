@@ -27,7 +27,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -59,11 +59,6 @@ class Dependency(NamedTuple):
     stat: tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
     read_ns: int
     hash: str
-
-
-# What a result depends on when it looked at every file of the project (who calls a helper):
-# never served from the cache, since any file, even a new one, may change it.
-WHOLE_PROJECT = Dependency("", (0, 0, 0, 0), 0, "the whole project")
 
 
 @dataclass
@@ -364,106 +359,6 @@ class ProjectIndex:
             return found, read | more
         return None, read
 
-    def callers(
-        self, path: str, function: str, wants: Callable[[str, str], bool]
-    ) -> list[tuple[str, int]] | None:
-        """Where the project calls the function `function` defined in the module at `path`, when
-        each of those calls is one that `wants(callee, keyword)` (a qualified callee, and the
-        keyword the call's result is passed as: `Session`, `config`); None when there is no such
-        call, or a use of the function is anything else, or cannot be told. Every Python file
-        below the project's root that spells the name is read; the helper's own module is
-        left to its own checks (a use of the function there answers None)."""
-        from tfmemlint.discovery import discover
-
-        needle = function.encode()
-        found: list[tuple[str, int]] = []
-        for candidate in discover([self.root_of(path)]):
-            if not isinstance(candidate, str) or not candidate.endswith(".py"):
-                continue
-            candidate = os.path.abspath(candidate)
-            try:
-                with open(candidate, "rb") as handle:
-                    raw = handle.read()
-            except OSError:
-                return None
-            if needle not in raw:
-                continue
-            if candidate == path:
-                if raw.count(needle) > 1:
-                    return None  # used in its own module too
-                continue
-            calls = self._calls_in(candidate, raw, path, function, wants)
-            if calls is None:
-                return None
-            found.extend((candidate, row) for row in calls)
-        return found or None
-
-    def _calls_in(
-        self,
-        importer: str,
-        raw: bytes,
-        path: str,
-        function: str,
-        wants: Callable[[str, str], bool],
-    ) -> list[int] | None:
-        """The rows of one file's calls of `function` of `path`, all wanted; None otherwise."""
-        try:
-            tree = parse_python(raw)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        imported: dict[str, set[str]] = {}
-        parents: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                parents[child] = node
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    local = alias.asname or alias.name.partition(".")[0]
-                    imported.setdefault(local, set()).add(alias.name if alias.asname else local)
-            elif isinstance(node, ast.ImportFrom):
-                module = "." * node.level + (node.module or "")
-                for alias in node.names:
-                    name = alias.asname or alias.name
-                    imported.setdefault(name, set()).add(member(module, alias.name))
-
-        def qualified(expr: ast.expr) -> str | None:
-            dotted = _dotted(expr)
-            head, _, tail = (dotted or "").partition(".")
-            sources = imported.get(head, set())
-            if len(sources) != 1:
-                return None
-            return next(iter(sources)) + (f".{tail}" if tail else "")
-
-        rows = []
-        for node in ast.walk(tree):
-            spelled = node.id if isinstance(node, ast.Name) else None
-            if isinstance(node, ast.Attribute):
-                spelled = node.attr
-            if spelled != function or isinstance(parents.get(node), ast.Attribute):
-                continue  # another name, or a longer chain whose last part is looked at
-            if isinstance(node, ast.Name) and node.id not in imported:
-                continue  # a name of this file's own: not the helper
-            name = qualified(node)  # type: ignore[arg-type]
-            if name is None:
-                return None
-            if self.locate(name, importer)[0] != path:
-                continue  # another function of that name
-            call = parents.get(node)
-            keyword = parents.get(call) if isinstance(call, ast.Call) else None
-            session = parents.get(keyword) if isinstance(keyword, ast.keyword) else None
-            if not (isinstance(call, ast.Call) and call.func is node and not call.args):
-                return None
-            if not (
-                isinstance(keyword, ast.keyword) and keyword.arg and isinstance(session, ast.Call)
-            ):
-                return None
-            callee = qualified(session.func)
-            resolved = self.resolve(callee, importer)[0] if callee else None
-            if not resolved or not all(wants(each, keyword.arg) for each in resolved):
-                return None
-            rows.append(node.lineno)
-        return rows
-
     def via(self, qualified: str, importer: str) -> str | None:
         """The project module that `qualified`, resolved for `importer`, came from."""
         return self._via.get((os.path.dirname(importer), qualified))
@@ -668,15 +563,6 @@ class FileResolver:
         found, read = self.index.locate(name, self.importer)
         self.read |= read
         return found
-
-    def callers(
-        self, function: str, wants: Callable[[str, str], bool]
-    ) -> list[tuple[str, int]] | None:
-        """Where the rest of the project calls this module's `function`, every call being one
-        that `wants`; None otherwise (see ProjectIndex.callers). The result then depends on the
-        whole project."""
-        self.read.add(WHOLE_PROJECT)
-        return self.index.callers(self.importer, function, wants)
 
     def display(self, path: str) -> str:
         """A project file's path as messages show it: from the project's root (stable wherever
