@@ -472,3 +472,127 @@ def test_without_an_index_a_relative_star_import_is_not_counted() -> None:
     source = "from tensorflow.compat.v1 import *\nfrom .helpers import *\n\nsess = Session()\n"
     found = lint_text("pkg/x.py", source, Settings.default())
     assert [f.code for f in found] == ["TFM101"]
+
+
+SHARED = {
+    "helpers.py": "import tensorflow as tf\n\n\ndef shared_config():\n"
+    "    return tf.ConfigProto(allow_soft_placement=True)\n",
+    "a.py": "import tensorflow as tf\nfrom helpers import shared_config\n"
+    "tf.Session(config=shared_config())\n",
+    "b.py": "import tensorflow as tf\nimport helpers\n"
+    "tf.estimator.RunConfig(session_config=helpers.shared_config())\n",
+}
+FIXED_HELPER = (
+    "    return tf.ConfigProto(allow_soft_placement=True, "
+    "gpu_options=tf.GPUOptions(allow_growth=True))\n"
+)
+
+
+def helper_findings(root: Path) -> list[dict[str, object]]:
+    return [f for f in findings(root, "--no-cache") if "helpers" in str(f["filename"])]
+
+
+def test_a_helper_every_caller_gives_to_a_session_is_fixed_in_the_helper(tmp_path: Path) -> None:
+    root = project(tmp_path / "repo", SHARED)
+    helper = helper_findings(root)
+    assert where(helper) == [("helpers.py", 5, "TFM102")]
+    assert str(helper[0]["message"]).endswith("hands the config to a session: `a.py:3`, `b.py:3`")
+    run_cli("--isolated", "--no-cache", "--fix", str(root))
+    assert (root / "helpers.py").read_text().endswith(FIXED_HELPER)
+    assert (root / "a.py").read_text() == SHARED["a.py"]
+    assert findings(root, "--no-cache") == []  # the callers are fine now
+
+
+@pytest.mark.parametrize(
+    "others",
+    [
+        {"c.py": "from helpers import shared_config\ncfg = shared_config()\n"},
+        {"c.py": "from helpers import shared_config\nprint(shared_config())\n"},
+        {"c.py": "from helpers import shared_config\nhooks = [shared_config]\n"},
+        {"c.py": "from helpers import shared_config as make\ncfg = make()\n"},
+        {"c.py": "from helpers import *\ncfg = shared_config()\n"},
+        {"c.py": 'import helpers\ncfg = getattr(helpers, "shared_config")()\n'},
+        {"c.py": 'from helpers import shared_config\nprint "py2"\n'},
+        {"c.ipynb": '{"cells": [{"source": ["cfg = shared_config()"]}]}'},
+        {"build/c.py": "from helpers import shared_config\ncfg = shared_config()\n"},
+        {".ci/c.py": "from helpers import shared_config\ncfg = shared_config()\n"},
+        {
+            "c.py": "import tensorflow as tf\nfrom helpers import shared_config\n"
+            "tf.Session(config=shared_config())  # noqa: TFM102\n"
+        },
+        {
+            "c.py": "import tensorflow as tf\nfrom helpers import shared_config\n"
+            "tf.Session(config=shared_config(extra=1))\n"
+        },
+        {"helpers.py": SHARED["helpers.py"] + "DEFAULT = shared_config()\n"},
+    ],
+    ids=[
+        "held",
+        "printed",
+        "passed-around",
+        "alias",
+        "star-import",
+        "getattr",
+        "unparsable",
+        "notebook",
+        "build-folder",
+        "hidden-folder",
+        "suppressed",
+        "arguments",
+        "own-module",
+    ],
+)
+def test_a_helper_with_any_other_use_is_not_fixed_there(
+    tmp_path: Path, others: dict[str, str]
+) -> None:
+    root = project(tmp_path / "repo", {**SHARED, **others})
+    assert not [f for f in helper_findings(root) if str(f["filename"]).endswith("helpers.py")]
+
+
+def test_a_helper_reached_through_a_star_re_export_is_not_fixed(tmp_path: Path) -> None:
+    root = project(
+        tmp_path / "repo",
+        {
+            "pkg/__init__.py": "from .helpers import *\n",
+            "pkg/helpers.py": SHARED["helpers.py"],
+            "a.py": SHARED["a.py"].replace("from helpers", "from pkg.helpers"),
+            "c.py": "import tensorflow as tf\nfrom pkg import shared_config\n"
+            "tf.Session(config=shared_config())\n",
+        },
+    )
+    assert helper_findings(root) == []
+
+
+def test_a_fix_that_would_leave_the_helper_is_not_offered(tmp_path: Path) -> None:
+    """The config is a module-level object that other code shares."""
+    helpers = (
+        "import tensorflow as tf\nOPTS = tf.GPUOptions(visible_device_list='0')\n\n\n"
+        "def shared_config():\n    return tf.ConfigProto(gpu_options=OPTS)\n"
+    )
+    root = project(tmp_path / "repo", {**SHARED, "helpers.py": helpers})
+    assert helper_findings(root) == []
+
+
+def test_a_local_helper_leaves_its_module_cacheable(tmp_path: Path) -> None:
+    script = (
+        "import tensorflow as tf\n\n\ndef make_config():\n"
+        "    return tf.ConfigProto(allow_soft_placement=True)\n\n\n"
+        "sess = tf.Session(config=make_config())\n"
+    )
+    root = project(tmp_path / "repo", {"train.py": script})
+    cache = tmp_path / "cache"
+    run_cli("--isolated", "--cache-dir", str(cache), str(root))
+    second = run_cli("--isolated", "-v", "--cache-dir", str(cache), str(root))
+    assert "served from the cache                    1 files" in second.stderr, second.stderr
+
+
+def test_a_new_caller_reaches_a_cached_helper(tmp_path: Path) -> None:
+    """Who calls a helper may change in any file, even a new one: a module with such a helper
+    is checked again on every run."""
+    root = project(tmp_path / "repo", SHARED)
+    cache = tmp_path / "cache"
+    first = json.loads(cached_run(root, cache).stdout)
+    assert any(str(f["filename"]).endswith("helpers.py") for f in first)
+    (root / "c.py").write_text("from helpers import shared_config\nprint(shared_config())\n")
+    second = json.loads(cached_run(root, cache).stdout)
+    assert not any(str(f["filename"]).endswith("helpers.py") for f in second)

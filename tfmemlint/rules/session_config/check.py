@@ -153,6 +153,71 @@ def check(ctx: FileContext) -> Iterator[Finding]:
             ctx.names.api_of(site.node.func, site.scope, site.order) == "keras.backend.set_session"
         ):
             yield from _keras_session(ctx, site)
+    if ctx.names.project is not None and "return" in ctx.text:
+        yield from _shared_helpers(ctx)
+
+
+def _shared_helpers(ctx: FileContext) -> Iterator[Finding]:
+    """A config helper of this module that only other modules call (`def session_config():
+    ...; return config`), whose config has no memory option: when every call of it in the
+    project hands the config straight to a session, the helper is where the fix goes, once for
+    all of them. Its callers are reported where they are, without a fix (SessionCheck._helper).
+    """
+    project = ctx.names.project
+    assert project is not None
+    candidates: dict[str, tuple[cst.BaseExpression, Fix]] = {}
+    for name, bindings in ctx.names.module_scope.bindings.items():
+        definition = bindings[0].statement if len(bindings) == 1 else None
+        if not isinstance(definition, cst.FunctionDef):
+            continue
+        returns = ctx.names.returns.get(definition, [])
+        value = returns[0].node.value if len(returns) == 1 else None
+        if value is None or not _may_build_a_config(ctx, value, returns[0]):
+            continue
+        if ctx.text.count(name) != 1:
+            continue  # used in its own module too: the session checks there see to it
+        returned = returns[0]
+        site = CallSite(
+            cst.Call(func=cst.Name(name)), returned.scope, returned.order, returned.ancestry
+        )
+        helper = SessionCheck(ctx, site, ENTRY_POINTS["Session"], site.node.func, returned.node)
+        helper.depth = 1
+        verdict = helper._config_expression(value)
+        if verdict.state is not State.MISSING or verdict.fix is None:
+            continue
+        start, end = ctx.span(definition)
+        if all(start <= edit.start and edit.end <= end for edit in verdict.fix[1]):
+            candidates[name] = (value, Fix(*verdict.fix))  # a fix that stays in the helper
+    if not candidates:
+        return
+    for name, calls in project.callers(list(candidates), _hands_a_config_to_a_session).items():
+        if calls:
+            value, fix = candidates[name]
+            places = ", ".join(f"`{project.display(path)}:{row}`" for path, row in calls)
+            message = (
+                f"`{name}()` returns a config with no GPU memory option, and every call of it "
+                f"hands the config to a session: {places}"
+            )
+            yield ctx.finding(CONFIG_WITHOUT_MEMORY_OPTION, message, value, fix)
+
+
+def _may_build_a_config(ctx: FileContext, value: cst.BaseExpression, site: ReturnSite) -> bool:
+    """A cheap look before the real one: the returned value is a ConfigProto call, or a name
+    assigned from one."""
+    if isinstance(value, cst.Name):
+        found = ctx.names.lookup(value.value, site.scope, site.order)
+        bindings = found[1] if found is not None else []
+        value = bindings[-1].value if bindings and bindings[-1].value is not None else value
+    return isinstance(value, cst.Call) and (
+        ctx.names.api_of(value.func, site.scope, site.order) == "ConfigProto"
+    )
+
+
+def _hands_a_config_to_a_session(callee: str, keyword: str) -> bool:
+    """Whether a call of `callee` with a `keyword=` argument gives that argument to a session
+    as its config (`Session(config=...)`, `RunConfig(session_config=...)`)."""
+    entry = ENTRY_POINTS.get(canonical_api(callee) or "")
+    return entry is not None and not entry.creator and entry.keyword == keyword
 
 
 def _keras_session(ctx: FileContext, site: CallSite) -> Iterator[Finding]:
