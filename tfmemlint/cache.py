@@ -233,8 +233,6 @@ def _remove_stale_temporaries(directory: str) -> None:
 def _unchanged(dependency: list[Any]) -> bool:
     """Whether a project module is as it was when a result was worked out from it."""
     path, *key, trusted, digest = dependency
-    if not path:  # the whole project (project.WHOLE_PROJECT): anything may have changed it
-        return False
     if not digest:  # where no module was: still none
         return not os.path.lexists(path)
     try:

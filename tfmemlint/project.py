@@ -27,7 +27,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -59,11 +59,6 @@ class Dependency(NamedTuple):
     stat: tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
     read_ns: int
     hash: str
-
-
-# What a result depends on when it looked at every file of the project (who calls a helper):
-# never served from the cache, since any file, even a new one, may change it.
-WHOLE_PROJECT = Dependency("", (0, 0, 0, 0), 0, "the whole project")
 
 
 @dataclass
@@ -569,17 +564,6 @@ class FileResolver:
         self.read |= read
         return found
 
-    def callers(
-        self, functions: Sequence[str], wants: Callable[[str, str], bool]
-    ) -> dict[str, list[tuple[str, int]] | None]:
-        """For each of this module's `functions`, the calls of it elsewhere in the project when
-        every one of them `wants` the change (see tfmemlint.callers). The result then depends
-        on the whole project."""
-        from tfmemlint.callers import callers
-
-        self.read.add(WHOLE_PROJECT)
-        return callers(self.index, self.importer, functions, wants)
-
     def display(self, path: str) -> str:
         """A project file's path as messages show it: from the project's root (stable wherever
         the run starts, so a cached message stays right)."""
@@ -694,7 +678,7 @@ def _bind(summary: _Summary, name: str, source: str | None) -> None:
         sources.append(source)
 
 
-def dotted(node: ast.expr) -> str | None:
+def _dotted(node: ast.expr) -> str | None:
     """`a.b.c` for a chain of names and attributes, else None (iterative: chains run long)."""
     attributes = []
     while isinstance(node, ast.Attribute):
@@ -746,10 +730,10 @@ def _collect(body: list[ast.stmt], summary: _Summary) -> None:
                     continue
                 # `tf if old else tf.compat.v1` may stand for either.
                 choices = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
-                spelled = [dotted(choice) for choice in choices]
-                if None in spelled:
+                dotted = [_dotted(choice) for choice in choices]
+                if None in dotted:
                     _bind(summary, name, None)
-                for each in spelled if None not in spelled else ():
+                for each in dotted if None not in dotted else ():
                     _bind(summary, name, f"={each}")
             elif value is not None or isinstance(statement, ast.Assign):
                 for target in targets:

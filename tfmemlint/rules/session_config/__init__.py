@@ -88,10 +88,9 @@ CONFIG_WITHOUT_MEMORY_OPTION = Rule(
         fix_safety="Safe. An inline config gains `gpu_options=...GPUOptions(allow_growth=True)` "
         "(or `allow_growth=True` inside its existing `GPUOptions`); a config variable gains "
         "`<name>.gpu_options.allow_growth = True` on the line after it is built, at the same "
-        "indentation. No fix when that line also holds other statements. A helper that only "
-        "other modules call is fixed in its own module, reported there once, only when every "
-        "call of it in the project provably hands the config straight to a session; a caller "
-        "that holds the config in a variable gets its line in the caller.",
+        "indentation. No fix when that line also holds other statements, nor inside a helper "
+        "of another module, which other callers share: a config it returns gets its line in "
+        "the caller when the caller holds it in a variable.",
         recovery=_RECOVERY,
     ),
 )
@@ -150,7 +149,6 @@ FAMILY = RuleFamily(
         b"RunConfig",
         b"slim",
         b"eager_execution",
-        b"ConfigProto",  # a config helper that only other modules call
     ),
     modules=TENSORFLOW_MODULES,
     # The entry points' own names and the receivers of the methods that are entry points;
@@ -173,7 +171,6 @@ FAMILY = RuleFamily(
         "Supervisor",
         "SessionManager",
         "set_session",
-        "ConfigProto",
     ),
     checker="tfmemlint.rules.session_config.check:check",
 )
