@@ -472,3 +472,17 @@ def test_without_an_index_a_relative_star_import_is_not_counted() -> None:
     source = "from tensorflow.compat.v1 import *\nfrom .helpers import *\n\nsess = Session()\n"
     found = lint_text("pkg/x.py", source, Settings.default())
     assert [f.code for f in found] == ["TFM101"]
+
+
+def test_a_helper_module_nested_too_deeply_for_python_is_not_parsed(tmp_path: Path) -> None:
+    """libcst's parser would overflow the stack on it and end the run."""
+    deep = "x = " + "(" * 300 + "1" + ")" * 300 + "\n"
+    root = project(
+        tmp_path / "repo",
+        {
+            "utils.py": f"import tensorflow as tf\n{deep}\n\ndef make():\n    return tf.ConfigProto()\n",
+            "train.py": "import tensorflow as tf\nfrom utils import make\ntf.Session(config=make())\n",
+        },
+    )
+    found = findings(root, "--extend-select", "TFM190")
+    assert ("train.py", 3, "TFM190") in where(found)

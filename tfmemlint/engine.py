@@ -138,11 +138,15 @@ class FileContext:
 
 
 def _parse_other(path: str, policy: Policy, project: FileResolver) -> FileContext | None:
+    from tfmemlint.prefilter import too_deep_for_python
     from tfmemlint.source import SourceError, SourceText
 
     try:
         with open(path, "rb") as handle:
-            text = SourceText.decode(handle.read()).text
+            raw = handle.read()
+        text = SourceText.decode(raw).text
+        if too_deep_for_python(raw):  # libcst's parser would overflow the stack on it
+            return None
         with _deep_recursion():
             return FileContext(path, text, parse(text), policy, FILE, project)
     except (OSError, SourceError, cst.ParserSyntaxError, RecursionError):
