@@ -27,6 +27,7 @@ import functools
 import os
 import re
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -45,6 +46,11 @@ _MARKERS = (".git",)
 def member(module: str, name: str) -> str:
     """`module.name`; for a relative module of dots alone (`from .. import x`), `..x`."""
     return f"{module}{name}" if module.endswith(".") else f"{module}.{name}"
+
+
+def from_module(node: ast.ImportFrom) -> str:
+    """The module a `from` import names, a relative one with its dots (`..compat`)."""
+    return "." * node.level + (node.module or "")
 
 
 def is_tensorflow(qualified: str) -> bool:
@@ -84,11 +90,11 @@ class ProjectIndex:
 
     def __init__(self, config_root: str | None = None) -> None:
         self.config_root = os.path.abspath(config_root) if config_root else None
-        self._summaries: dict[str, tuple[_Summary | None, Dependency | None]] = {}
+        self._summaries: dict[str, tuple[_Summary | None, _Deps]] = {}
         self._exports: dict[tuple[str, str], _Answer] = {}
         self._resolved: dict[tuple[str, str, bool], _Answer] = {}
         self._via: dict[tuple[str, str], str] = {}  # the module a resolved name came from
-        self._reaches: dict[str, tuple[bool, frozenset[Dependency]]] = {}
+        self._reaches: dict[str, tuple[bool, _Deps]] = {}
         self._search: dict[str, tuple[str, ...]] = {}
         self._installed_folders: dict[str, str | None] = {}
         self._roots: dict[str, str] = {}
@@ -187,16 +193,16 @@ class ProjectIndex:
         return found, length
 
     # -- reading modules ---------------------------------------------------------------------
-    def _summary(self, path: str) -> tuple[_Summary | None, Dependency | None]:
+    def _summary(self, path: str) -> tuple[_Summary | None, _Deps]:
+        """The module's summary (None where it cannot be read or parsed), and the file it was
+        read from, as a dependency."""
         known = self._summaries.get(path)
         if known is not None:
             return known
-        import time
-
         from tfmemlint.cache import content_hash
 
         summary: _Summary | None = None
-        dependency: Dependency | None = None
+        read: _Deps = _NOTHING
         read_ns = time.time_ns()
         try:
             with open(path, "rb") as handle:
@@ -206,10 +212,10 @@ class ProjectIndex:
             pass
         else:
             key = (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
-            dependency = Dependency(path, key, read_ns, content_hash(raw))
+            read = frozenset({Dependency(path, key, read_ns, content_hash(raw))})
             summary = _summarize(raw)
-        self._summaries[path] = (summary, dependency)
-        return summary, dependency
+        self._summaries[path] = (summary, read)
+        return summary, read
 
     # -- answers -----------------------------------------------------------------------------
     def resolve(self, qualified: str, importer: str, installed: bool = False) -> _Answer:
@@ -347,8 +353,8 @@ class ProjectIndex:
         if module is None or length != len(parts) - 1:
             return None, read
         name = parts[-1]
-        summary, dependency = self._summary(module)
-        read |= {dependency} if dependency is not None else _NOTHING
+        summary, more = self._summary(module)
+        read |= more
         if summary is None or summary.bound.get(name) != 1:
             return None, read
         if name in summary.functions:
@@ -379,8 +385,7 @@ class ProjectIndex:
             self._in_progress.discard(key)
 
     def _export_uncached(self, path: str, name: str) -> _Answer:
-        summary, dependency = self._summary(path)
-        read = frozenset({dependency}) if dependency is not None else _NOTHING
+        summary, read = self._summary(path)
         if summary is None:
             return None, read
         if name not in summary.bindings:
@@ -439,7 +444,7 @@ class ProjectIndex:
 
     def star_export(
         self, path: str, star: str, name: str
-    ) -> tuple[frozenset[str] | bool | None, frozenset[Dependency]]:
+    ) -> tuple[frozenset[str] | bool | None, _Deps]:
         """`name` through `from star import *` in the module at `path`: False when that module
         does not bind it (look further), its export otherwise."""
         module, more = self.star_module(path, star)
@@ -458,18 +463,18 @@ class ProjectIndex:
             return False, more | read
         return found, more | read
 
-    def star_module(self, path: str, star: str) -> tuple[str | None, frozenset[Dependency]]:
+    def star_module(self, path: str, star: str) -> tuple[str | None, _Deps]:
         """The project module file `from star import *` in `path` imports, if it is one."""
         if is_tensorflow(star):
             return None, _NOTHING
         module, length, parts, absent = self._find(star, path, installed=False)
         return (module if module is not None and length == len(parts) else None), absent
 
-    def reaches_tensorflow(self, filename: str, raw: bytes) -> tuple[bool, frozenset[Dependency]]:
+    def reaches_tensorflow(self, filename: str, raw: bytes) -> tuple[bool, _Deps]:
         """Whether a file imports something of the project's that stands for TensorFlow: the
         pre-filter's way in for a file that never names TensorFlow itself."""
         importer = os.path.abspath(filename)
-        read: frozenset[Dependency] = _NOTHING
+        read: _Deps = _NOTHING
         if b"import" not in raw:
             return False, read
         for imported in _imports(raw):
@@ -487,7 +492,7 @@ class ProjectIndex:
                         return True, read
         return False, read
 
-    def _module_reaches(self, path: str) -> tuple[bool, frozenset[Dependency]]:
+    def _module_reaches(self, path: str) -> tuple[bool, _Deps]:
         """Whether a project module exports anything that stands for TensorFlow."""
         known = self._reaches.get(path)
         if known is not None:
@@ -501,9 +506,8 @@ class ProjectIndex:
         finally:
             self._reaching.discard(path)
 
-    def _module_reaches_uncached(self, path: str) -> tuple[bool, frozenset[Dependency]]:
-        summary, dependency = self._summary(path)
-        read = frozenset({dependency}) if dependency is not None else _NOTHING
+    def _module_reaches_uncached(self, path: str) -> tuple[bool, _Deps]:
+        summary, read = self._summary(path)
         if summary is None:
             return False, read
         for name in summary.bindings:
@@ -630,7 +634,7 @@ def _imports(raw: bytes) -> Iterator[str]:
             for alias in node.names:
                 yield alias.name
         elif isinstance(node, ast.ImportFrom):
-            module = "." * node.level + (node.module or "")
+            module = from_module(node)
             for alias in node.names:
                 yield module if alias.name == "*" else member(module, alias.name)
 
@@ -712,7 +716,7 @@ def _collect(body: list[ast.stmt], summary: _Summary) -> None:
                     head = alias.name.partition(".")[0]
                     _bind(summary, head, head)
         elif isinstance(statement, ast.ImportFrom):
-            module = "." * statement.level + (statement.module or "")
+            module = from_module(statement)
             for alias in statement.names:
                 if alias.name == "*":
                     summary.stars.append(module)

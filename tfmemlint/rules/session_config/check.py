@@ -8,6 +8,7 @@ DISABLED (a finding, never fixed) or UNKNOWN (the off-by-default TFM190).
 from __future__ import annotations
 
 import enum
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -490,11 +491,7 @@ class SessionCheck:
         first = self.call.args[0] if self.call.args else None
         if first is None or first.keyword is not None or first.star:
             return False
-        value = first.value
-        if isinstance(value, cst.Name):
-            found = self.names.lookup(value.value, self.site.scope, self.site.order)
-            bindings = found[1] if found else []
-            value = bindings[-1].value if len(bindings) == 1 and bindings[0].value else value
+        value, _, _ = self._bound_value(first.value, self.site.scope, self.site.order)
         return isinstance(value, cst.Call) and self._api(value.func) == "ConfigProto"
 
     # -- what a config expression holds ------------------------------------------------------
@@ -530,12 +527,9 @@ class SessionCheck:
         other = self.ctx.other_module(path) if path is not None else None
         if other is None:
             return None
-        found = other.names.module_scope.bindings.get(name.rpartition(".")[2], [])
-        definition = found[0].statement if len(found) == 1 else None
-        returns = other.names.returns.get(definition, []) if definition is not None else []
-        if len(returns) != 1 or returns[0].node.value is None:
-            return None
-        return other, returns[0]
+        function = cst.Name(name.rpartition(".")[2])
+        returned = other.names.single_return(function, other.names.module_scope, sys.maxsize)
+        return (other, returned) if returned is not None else None
 
     def _helper(self, call: cst.Call, scope: Scope, order: int) -> Verdict | None:
         """A config from a function of this module with one `return`, followed one level deep:
