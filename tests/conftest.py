@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -56,6 +57,19 @@ def run_cli(
         env=env,
         timeout=300,
     )
+
+
+def write_notebook(path: Path, sources: list[list[str] | str]) -> Path:
+    """A notebook of code cells with these sources (nbformat 4), written to `path`."""
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": []}
+    document = {
+        "cells": [{**cell, "source": source} for source in sources],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
 
 
 @pytest.fixture

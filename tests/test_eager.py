@@ -120,47 +120,6 @@ def test_growth_and_limit_on_the_same_gpu() -> None:
     assert lint(growth_off) == []
 
 
-SCRIPT = 'import os\nimport tensorflow as tf\n\n\ndef main():\n    print(tf.ones([2]))\n\n\nif __name__ == "__main__":\n    main()\n'
-
-
-def test_unconfigured_tf2_script_is_opt_in_and_fixed_after_the_import() -> None:
-    from tfmemlint.settings import Policy, select_rules
-
-    assert lint(SCRIPT) == []
-    opted = Settings(Policy(), select_rules(extend_select=["TFM205"]))
-    [finding] = lint_text("t.py", SCRIPT, opted)
-    assert (finding.code, finding.location.row) == ("TFM205", 2)
-    result = fix_text("t.py", SCRIPT, opted)[0]
-    assert result.startswith(
-        "import os\nimport tensorflow as tf\n"
-        'for gpu in tf.config.list_physical_devices("GPU"):\n'
-        "    try:\n        tf.config.experimental.set_memory_growth(gpu, True)\n"
-        "    except RuntimeError:\n        pass  # the runtime already started\n"
-    )
-    assert lint_text("t.py", result, opted) == []
-
-
-@pytest.mark.parametrize(
-    "change",
-    [
-        lambda s: s.replace('if __name__ == "__main__":\n    main()\n', "main()\n"),  # a library
-        lambda s: s.replace("import tensorflow as tf", "import tensorflow.compat.v1 as tf"),
-        lambda s: s + 'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"\n',
-        lambda s: s + "sess = tf.compat.v1.Session()\n",  # TF1 style: the session rules apply
-        # TF1 code: its ops reserve nothing until a session (an Estimator's, say), and the fix's
-        # tf.config.list_physical_devices does not exist there.
-        lambda s: s.replace("tf.ones([2])", "tf.placeholder(tf.float32)"),
-        lambda s: s.replace("print(tf.ones([2]))", "tf.logging.info('x')\n    tf.ones([2])"),
-        lambda s: s + "FLAGS = tf.flags.FLAGS\n",
-    ],
-)
-def test_scripts_that_tfm205_leaves_alone(change) -> None:
-    from tfmemlint.settings import Policy, select_rules
-
-    opted = Settings(Policy(), select_rules(extend_select=["TFM205"]))
-    assert [f.code for f in lint_text("t.py", change(SCRIPT), opted) if f.code == "TFM205"] == []
-
-
 GROWTH_LOOP = "for gpu in gpus:\n    tf.config.experimental.set_memory_growth(gpu, True)\n"
 
 
@@ -208,14 +167,3 @@ def test_a_whole_if_block_moves() -> None:
     result = fixed(source)
     assert result.index("if True:") < result.index("x = tf.constant")
     assert lint(result) == []
-
-
-def test_the_tf1_only_names_are_missing_from_tf2s_top_level() -> None:
-    """TFM205 takes a module that spells one of them for TF1 code: each must be a name TF2's
-    top level lacks and TF1's has (tf.compat.v1 stands in for TF1; contrib left both)."""
-    import tensorflow as tf
-
-    from tfmemlint.rules.eager.check import TF1_ONLY_NAMES
-
-    assert not [name for name in TF1_ONLY_NAMES if hasattr(tf, name)]
-    assert [n for n in TF1_ONLY_NAMES if not hasattr(tf.compat.v1, n)] == ["contrib"]

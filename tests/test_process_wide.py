@@ -90,3 +90,11 @@ def test_invalid_force_growth_values(written: str, fixed_to: str | None) -> None
     else:
         assert fixed == f'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = {fixed_to}\n'
         assert remaining == []
+
+
+def test_str_of_a_literal_is_not_a_bool_made_into_text() -> None:
+    from tests.conftest import lint_text
+    from tfmemlint.settings import Settings
+
+    source = 'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = str(1)\n'
+    assert lint_text("t.py", source, Settings.default()) == []

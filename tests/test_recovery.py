@@ -325,7 +325,7 @@ def test_notebook_fixes_change_only_the_source_of_fixed_cells(name: str) -> None
             k: v for k, v in new.items() if k != "source"
         }
         if old["source"] != new["source"]:
-            assert "allow_growth" in "".join(new["source"])
+            assert re.search("allow_growth|set_memory_growth", "".join(new["source"]))
             assert is_subsequence("".join(old["source"]), "".join(new["source"]))  # only adds
 
 
@@ -338,7 +338,9 @@ def test_a_second_fix_changes_nothing(tmp_path: Path) -> None:
             expected = (FIXTURES / folder / "after" / name).read_bytes()
             assert (tmp_path / folder / name).read_bytes() == expected
     remaining = {f["code"] for f in json.loads(result.stdout)}
-    assert remaining <= {"TFM904", "TFM902", "TFM101"}  # TFM101: next to a set-aside line
+    # TFM101: next to a set-aside line; TFM203: growth a cell after the first op, which no fix
+    # moves from one cell into another.
+    assert remaining <= {"TFM904", "TFM902", "TFM101", "TFM203"}
 
 
 def test_notebook_diagnostics_name_their_cell() -> None:

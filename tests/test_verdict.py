@@ -108,3 +108,36 @@ def test_preallocation_fails_and_crashes_are_errors() -> None:
     assert decide(None, True, None, None, None)[:2] == ("error", "timed out")
     assert decide(-9, False, None, None, None)[0] == "error"
     assert decide(0, False, report(session(allow_growth=True)), None, None)[0] == "pass"
+
+
+def growth(device: str) -> dict:
+    return {
+        "api": "set_memory_growth",
+        "source": "set_memory_growth",
+        "allow_growth": True,
+        "device": device,
+    }
+
+
+def test_growth_must_reach_every_gpu_the_runtime_sees() -> None:
+    """TFM205's loop, observed: growth on each GPU TensorFlow lists, or the verdict says which."""
+    gpus = ["/physical_device:GPU:0", "/physical_device:GPU:1"]
+    every = report(growth(gpus[0]), growth(gpus[1]), eager=True)
+    aware, why, _ = memory_awareness({**every, "gpus_seen": gpus})
+    assert aware and why == "eager runtime configured before use: growth on every GPU (2)"
+    one = report(growth(gpus[0]), eager=True)
+    aware, why, _ = memory_awareness({**one, "gpus_seen": gpus})
+    assert not aware and why == "memory growth on 1 of 2 GPUs"
+    visible = {
+        "api": "set_visible_devices",
+        "source": "set_visible_devices",
+        "gpu_count": 1,
+        "devices": gpus[:1],
+    }
+    aware, why, _ = memory_awareness(
+        {**report(visible, growth(gpus[0]), eager=True), "gpus_seen": gpus}
+    )
+    assert aware and why.endswith("growth on every GPU (1)")
+    # Without a GPU the loop never runs: nothing observed, and the script fails (see README).
+    aware, why, _ = memory_awareness({**report(eager=True), "gpus_seen": []})
+    assert not aware and "default options" in why

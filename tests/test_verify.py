@@ -46,17 +46,42 @@ def fixtures_verified():
     return verify("--baseline", str(BEFORE), str(AFTER))
 
 
+# The TF2 scripts that set GPU memory up in a loop over `list_physical_devices("GPU")` and then
+# start the runtime: without a GPU the loop never runs, so nothing can be observed and they
+# fail here, as the README says (with a GPU and TensorFlow's GPU build, `scripts/gpu-selfcheck`
+# verifies them for real).
+TF2_UNOBSERVABLE_WITHOUT_GPU = {
+    "tf2_absl_app.py",
+    "tf2_click_command.py",
+    "tf2_fire_cli.py",
+    "tf2_growth_every_index.py",
+    "tf2_growth_in_main.py",
+    "tf2_main_guard.py",
+    "tf2_module_level_fit.py",
+    "tf2_typer_app.py",
+    "project_tf2_configured/train_helper.py",
+    "project_tf2_configured/train_imported.py",
+    "project_tf2_scripts/run_train.py",
+}
+UNOBSERVED = "eager runtime started with default options: it preallocates"
+
+
 def test_every_fixed_fixture_passes_with_its_settings_recorded(fixtures_verified) -> None:
     result, document = fixtures_verified
-    assert result.returncode == 0, result.stderr
     assert document["gpu"] is None  # this machine has no GPU
+    assert result.returncode == 1, result.stderr  # the TF2 loops: see above
     by_name = {Path(r["script"]).relative_to(AFTER).as_posix(): r for r in document["results"]}
     assert sorted(by_name) == [p.relative_to(AFTER).as_posix() for p in fixture_scripts(AFTER)]
     for name, outcome in by_name.items():
+        assert outcome["exit_code"] == 0, (name, outcome)
+        assert outcome["gpu_peak_bytes"] is None and outcome["gpu_measurement"] is None
+        if name in TF2_UNOBSERVABLE_WITHOUT_GPU:
+            assert outcome["verdict"] == "fail", (name, outcome)
+            assert outcome["reason"] == UNOBSERVED, (name, outcome)
+            assert outcome["memory_settings"] == []
+            continue
         assert outcome["verdict"] == "pass", (name, outcome)
         assert outcome["memory_aware"] is True
-        assert outcome["exit_code"] == 0
-        assert outcome["gpu_peak_bytes"] is None and outcome["gpu_measurement"] is None
         assert "no NVIDIA GPU visible" in outcome["reason"]
     # What the probe saw inside the processes, not what the source says.
     assert by_name["bare_session.py"]["memory_settings"] == [
@@ -110,6 +135,9 @@ def test_every_changed_before_script_is_not_memory_aware(fixtures_verified) -> N
         baseline = outcome["baseline"]
         assert Path(baseline["script"]).relative_to(BEFORE).as_posix() == name
         assert set(baseline) == RESULT_FIELDS
+        if name in TF2_UNOBSERVABLE_WITHOUT_GPU:
+            assert baseline["verdict"] == "fail", name
+            continue
         changed = _changed(name)
         assert baseline["memory_aware"] is not changed, name
         assert baseline["verdict"] == ("fail" if changed else "pass"), name

@@ -91,6 +91,9 @@ class Layout(NamedTuple):
 
     separator: str | None = None
     place: Callable[[int], str] | None = None
+    # The text of what the checked text stands in for and does not hold: a notebook's IPython
+    # lines (`%env CUDA_VISIBLE_DEVICES=1`), one per line.
+    set_aside: str = ""
 
 
 FILE = Layout()

@@ -30,6 +30,7 @@ ScopeKind = Literal["module", "function", "class", "lambda", "comprehension", "a
 # compat.v1) and config_pb2. session.py holds sessions only.
 TF1 = "tensorflow"
 TF1_COMPAT = "tensorflow.compat.v1"
+TF2_COMPAT = "tensorflow.compat.v2"
 CONFIG_PB2 = "tensorflow.core.protobuf.config_pb2"
 SESSION_MODULE = "tensorflow.python.client.session"
 _TF1_NAMESPACES = (TF1_COMPAT, TF1)
@@ -38,6 +39,7 @@ _TF1_NAMESPACES = (TF1_COMPAT, TF1)
 # standalone Keras. Each prefix maps to the public path under the TF1 namespace ("" = top level).
 _PUBLIC_PREFIXES: dict[str, str] = {
     f"{TF1_COMPAT}.": "",
+    f"{TF2_COMPAT}.": "",  # TF2's API under its versioned name: the same objects
     f"{TF1}.": "",
     f"{SESSION_MODULE}.": "",
     f"{CONFIG_PB2}.": "",

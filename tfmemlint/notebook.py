@@ -143,15 +143,22 @@ class Notebook:
                 origin.append((cell.number, row))
         return "\n".join(lines) + "\n", origin
 
-    @staticmethod
-    def layout(origin: list[tuple[int, int]]) -> Layout:
-        """The module's layout: cells between BOUNDARY lines, rows named by cell and line."""
+    def layout(self, origin: list[tuple[int, int]]) -> Layout:
+        """The module's layout: cells between BOUNDARY lines, rows named by cell and line, and
+        the IPython lines the module does not hold."""
 
         def place(row: int) -> str:
             cell, cell_row = origin[row] if row < len(origin) else (0, 0)
             return f"cell {cell}, line {cell_row}" if cell else f"line {row}"
 
-        return Layout(BOUNDARY, place)
+        magics = []
+        for cell in self.cells:
+            lines = cell.source.split("\n")
+            if lines and lines[0].lstrip().startswith("%%"):
+                magics += lines
+            else:
+                magics += [lines[row - 1] for row in sorted(_magic_rows(cell.source))]
+        return Layout(BOUNDARY, place, "\n".join(magics))
 
     def with_module(self, fixed: str) -> str:
         """The notebook's text with each code cell's source replaced by its part of `fixed`,

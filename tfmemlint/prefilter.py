@@ -63,7 +63,14 @@ def needs_project(raw: bytes, selected: frozenset[str]) -> bool:
 @lru_cache(maxsize=8)
 def _module_family_triggers(selected: frozenset[str]) -> tuple[bytes, ...]:
     return tuple(
-        sorted({t for triggers, modules in _conditions(selected) if modules for t in triggers})
+        sorted(
+            {
+                trigger
+                for family, _, triggers in _selected_families(selected)
+                if family.modules and family.through_project
+                for trigger in triggers
+            }
+        )
     )
 
 

@@ -40,6 +40,8 @@ MAX_DEPTH = 64
 # The packages whose names the rules know: never looked for in the project, even where the
 # project holds a copy (TensorFlow's own tree).
 TENSORFLOW_ROOTS = frozenset({"tensorflow", "tensorflow_estimator", "keras", "tf_slim"})
+# What a module that starts TensorFlow's runtime, or sets its GPU memory up, holds.
+_TENSORFLOW_WORDS = (b"tensorflow", b"keras", b"TF_FORCE_GPU_ALLOW_GROWTH", b"CUDA_VISIBLE_DEVICES")
 _MARKERS = (".git",)
 
 
@@ -95,6 +97,8 @@ class ProjectIndex:
         self._resolved: dict[tuple[str, str, bool], _Answer] = {}
         self._via: dict[tuple[str, str], str] = {}  # the module a resolved name came from
         self._reaches: dict[str, tuple[bool, _Deps]] = {}
+        self._scripts: dict[str, tuple[dict[str, frozenset[str]], _Deps]] = {}
+        self._uses: dict[str, tuple[bool, _Deps]] = {}
         self._search: dict[str, tuple[str, ...]] = {}
         self._installed_folders: dict[str, str | None] = {}
         self._roots: dict[str, str] = {}
@@ -199,23 +203,51 @@ class ProjectIndex:
         known = self._summaries.get(path)
         if known is not None:
             return known
-        from tfmemlint.cache import content_hash
-
-        summary: _Summary | None = None
-        read: _Deps = _NOTHING
-        read_ns = time.time_ns()
-        try:
-            with open(path, "rb") as handle:
-                stat = os.fstat(handle.fileno())
-                raw = handle.read()
-        except OSError:
-            pass
-        else:
-            key = (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
-            read = frozenset({Dependency(path, key, read_ns, content_hash(raw))})
-            summary = _summarize(raw)
+        raw, read = _read(path)
+        summary = _summarize(raw) if raw is not None else None
         self._summaries[path] = (summary, read)
         return summary, read
+
+    def script_functions(self, filename: str) -> tuple[frozenset[str], _Deps]:
+        """The functions of the module `filename` that an entry of `[project.scripts]`,
+        `[project.gui-scripts]` or `[tool.poetry.scripts]` in the nearest pyproject.toml runs;
+        and the pyproject.toml files it was read from, or looked for."""
+        importer = os.path.abspath(filename)
+        folder = os.path.dirname(importer)
+        root = self.root_of(importer)
+        looked: list[str] = []
+        while True:
+            pyproject = os.path.join(folder, "pyproject.toml")
+            if self._isfile(pyproject):
+                scripts, read = self._scripts_of(pyproject)
+                return scripts.get(importer, frozenset()), read | self._missing(*looked)
+            looked.append(pyproject)
+            parent = os.path.dirname(folder)
+            if folder == root or parent == folder:
+                return frozenset(), self._missing(*looked)
+            folder = parent
+
+    def _scripts_of(self, pyproject: str) -> tuple[dict[str, frozenset[str]], _Deps]:
+        """{module file: the functions its script entries name} of one pyproject.toml."""
+        known = self._scripts.get(pyproject)
+        if known is not None:
+            return known
+        raw, read = _read(pyproject)
+        found: dict[str, set[str]] = {}
+        base = os.path.dirname(pyproject)
+        for target in _script_targets(raw or b""):
+            module, _, function = target.partition(":")
+            parts = module.strip().split(".")
+            function = function.strip().split(".")[0].split("[")[0].strip()
+            if not function or not all(part.isidentifier() for part in parts):
+                continue
+            for folder in (base, os.path.join(base, "src")):
+                stem = os.path.join(folder, *parts)
+                for path in (stem + ".py", os.path.join(stem, "__init__.py")):
+                    found.setdefault(path, set()).add(function)
+        answer = {path: frozenset(functions) for path, functions in found.items()}, read
+        self._scripts[pyproject] = answer
+        return answer
 
     # -- answers -----------------------------------------------------------------------------
     def resolve(self, qualified: str, importer: str, installed: bool = False) -> _Answer:
@@ -470,6 +502,46 @@ class ProjectIndex:
         module, length, parts, absent = self._find(star, path, installed=False)
         return (module if module is not None and length == len(parts) else None), absent
 
+    def uses_tensorflow(self, filename: str, raw: bytes) -> tuple[bool, _Deps]:
+        """Whether a file imports a project module whose code names TensorFlow, itself or
+        through the project modules it imports: the pre-filter's way in for a program that
+        leaves TensorFlow to its project's modules (TFM205)."""
+        importer = os.path.abspath(filename)
+        read: _Deps = _NOTHING
+        for imported in _imports(raw):
+            module, _, _, absent = self._find(imported, importer, installed=False)
+            read |= absent
+            if module is not None:
+                uses, more = self._module_uses(module, set())
+                read |= more
+                if uses:
+                    return True, read
+        return False, read
+
+    def _module_uses(self, path: str, seen: set[str]) -> tuple[bool, _Deps]:
+        """Whether a project module's code names TensorFlow, or one of the project modules it
+        imports does. `seen`: the modules this question already visited."""
+        known = self._uses.get(path)
+        if known is not None:
+            return known
+        outermost = not seen
+        seen.add(path)
+        raw, read = _read(path)
+        uses = raw is not None and any(word in raw for word in _TENSORFLOW_WORDS)
+        for imported in _imports(raw) if raw is not None and not uses else ():
+            module, _, _, absent = self._find(imported, path, installed=False)
+            read |= absent
+            if module is None or module in seen or len(seen) > MAX_DEPTH:
+                continue
+            uses, more = self._module_uses(module, seen)
+            read |= more
+            if uses:
+                break
+        # A "no" met below a module still being asked about may be that module's "yes".
+        if uses or outermost:
+            self._uses[path] = (uses, read)
+        return uses, read
+
     def reaches_tensorflow(self, filename: str, raw: bytes) -> tuple[bool, _Deps]:
         """Whether a file imports something of the project's that stands for TensorFlow: the
         pre-filter's way in for a file that never names TensorFlow itself."""
@@ -599,10 +671,91 @@ class FileResolver:
         path = self.index.via(name, self.importer)
         return None if path is None else self.display(path)
 
+    def uses_tensorflow(self, raw: bytes) -> bool:
+        uses, read = self.index.uses_tensorflow(self.importer, raw)
+        self.read |= read
+        return uses
+
+    def module_uses_tensorflow(self, path: str) -> bool:
+        """Whether a project module's code names TensorFlow, or its TensorFlow environment
+        variables, itself or through the project modules it imports."""
+        uses, read = self.index._module_uses(path, set())
+        self.read |= read
+        return uses
+
+    def mentions(self, path: str, words: Iterable[bytes]) -> bool:
+        """Whether a project file holds one of the words; its answer depends on that file."""
+        raw, read = _read(path)
+        self.read |= read
+        return raw is not None and any(word in raw for word in words)
+
     def reaches_tensorflow(self, raw: bytes) -> bool:
         reaches, read = self.index.reaches_tensorflow(self.importer, raw)
         self.read |= read
         return reaches
+
+    def module(self, name: str) -> str | None:
+        """The project module file that `name`, as this file spells it, names; None when it
+        is no module of the project's. Its answer depends on that file from then on."""
+        path, read = self.index.star_module(self.importer, name)
+        self.read |= read
+        if path is not None:
+            self.read |= self.index._summary(path)[1]
+        return path
+
+    def script_functions(self) -> frozenset[str]:
+        """The functions of this module that the project's script entries run."""
+        functions, read = self.index.script_functions(self.importer)
+        self.read |= read
+        return functions
+
+
+def _read(path: str) -> tuple[bytes | None, _Deps]:
+    """A file's bytes (None where it cannot be read), and the file, as a dependency."""
+    from tfmemlint.cache import content_hash
+
+    read_ns = time.time_ns()
+    try:
+        with open(path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            raw = handle.read()
+    except OSError:
+        return None, _NOTHING
+    key = (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
+    return raw, frozenset({Dependency(path, key, read_ns, content_hash(raw))})
+
+
+def _script_targets(raw: bytes) -> Iterator[str]:
+    """The "module:function" of every script entry in a pyproject.toml; none where it cannot be
+    read as TOML (or, on Python 3.10, without tomli)."""
+    if b"scripts" not in raw:
+        return
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError:
+            return
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return
+    project = document.get("project")
+    poetry = (
+        document.get("tool", {}).get("poetry") if isinstance(document.get("tool"), dict) else None
+    )
+    tables = [
+        project.get("scripts") if isinstance(project, dict) else None,
+        project.get("gui-scripts") if isinstance(project, dict) else None,
+        poetry.get("scripts") if isinstance(poetry, dict) else None,
+    ]
+    for table in tables:
+        for value in (table or {}).values() if isinstance(table, dict) else ():
+            if isinstance(value, dict):  # poetry's `{ callable = "module:function" }`
+                value = value.get("callable") or value.get("reference")
+            if isinstance(value, str) and ":" in value:
+                yield value
 
 
 @functools.cache

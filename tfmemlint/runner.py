@@ -32,6 +32,7 @@ from tfmemlint.rules.file_errors import (
     UNKNOWN_ENCODING,
     WRITE_FAILED,
 )
+from tfmemlint.rules.unconfigured_program import UNCONFIGURED_PROGRAM
 from tfmemlint.settings import Settings
 from tfmemlint.source import SourceError, SourceText, parse_python, write_atomically
 
@@ -237,9 +238,17 @@ def check_bytes(
     """
     result = FileResult(filename)
     passes = first_stage(raw, settings.selected, lambda: project)
+    if not passes and layout.separator is not None and _may_be_an_entry(raw, settings.selected):
+        passes = "entry"  # a notebook's cells: every notebook is an entry point
     if not passes:
         return result, None
-    if not code_may_have_findings(raw, settings.selected, passes == "project"):
+    if (
+        passes != "entry"
+        and not code_may_have_findings(raw, settings.selected, passes == "project")
+        and not (
+            _may_be_an_entry(raw, settings.selected) and project and project.script_functions()
+        )
+    ):
         result.screened_out = True
         return result, None
     try:
@@ -296,13 +305,23 @@ def check_bytes(
 
 def first_stage(
     raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
-) -> Literal["words", "project", ""]:
-    """The pre-filter's first stage: "words" when the file holds the words a finding needs,
+) -> Literal["words", "entry", "project", ""]:
+    """The pre-filter's first stage: "words" when the file holds the words a finding needs;
+    "entry" when it is an entry point TFM205 cannot tell by its words (a TensorFlow module that
+    a script entry of pyproject.toml runs, or a script whose project modules use TensorFlow);
     "project" when it lacks only TensorFlow's module words but imports a project module that
-    stands for TensorFlow, "" when it cannot hold a finding. `resolver` gives the file's view
+    stands for TensorFlow; "" when it cannot hold a finding. `resolver` gives the file's view
     of the project index, asked for only when the words alone do not decide."""
     if may_have_findings(raw, selected):
         return "words"
+    if _may_be_an_entry(raw, selected):
+        project = resolver()
+        if project is not None and project.script_functions():
+            return "entry"
+    elif _may_leave_tensorflow_to_the_project(raw, selected):
+        project = resolver()
+        if project is not None and project.uses_tensorflow(raw):
+            return "entry"
     if not needs_project(raw, selected):
         return ""
     project = resolver()
@@ -311,6 +330,17 @@ def first_stage(
     if project.filename.endswith(".ipynb"):
         return "project"  # its code sits in JSON strings: the cells are asked, once read
     return "project" if project.reaches_tensorflow(raw) else ""
+
+
+def _may_be_an_entry(raw: bytes, selected: frozenset[str]) -> bool:
+    """A TensorFlow module that may be a script entry of pyproject.toml (TFM205)."""
+    return b"tensorflow" in raw and UNCONFIGURED_PROGRAM.code in selected
+
+
+def _may_leave_tensorflow_to_the_project(raw: bytes, selected: frozenset[str]) -> bool:
+    """A script (one word, one scan) that may start TensorFlow through the project's own
+    modules, importing none of it itself (TFM205)."""
+    return b"__main__" in raw and UNCONFIGURED_PROGRAM.code in selected and b"import" in raw
 
 
 def run(

@@ -6,7 +6,8 @@ What a fix may add or change, and what is set aside on both sides before compari
 - the keywords fixes pass (`config=`, `session_config=`, `gpu_options=`, `session_creator=`,
   `allow_growth=`, `per_process_gpu_memory_fraction=`, `gpu_memory_fraction=`);
 - statements that set `allow_growth` or a memory fraction on a variable;
-- `from tensorflow.core.protobuf import config_pb2`;
+- `from tensorflow.core.protobuf import config_pb2`, and `import tensorflow as tf` (TFM205's
+  fix, in a module that imports only parts of TensorFlow);
 - statements that call `set_memory_growth` (the growth loops);
 - the value given to TF_FORCE_GPU_ALLOW_GROWTH.
 Statement order inside a block is not compared, since TFM203's fix moves configuration up; every
@@ -53,6 +54,8 @@ def _added_by_a_fix(statement: ast.stmt, growth_calls: bool) -> bool:
             return True
     if isinstance(statement, ast.ImportFrom) and statement.module == "tensorflow.core.protobuf":
         return [alias.name for alias in statement.names] == ["config_pb2"]
+    if isinstance(statement, ast.Import):
+        return [(alias.name, alias.asname) for alias in statement.names] == [("tensorflow", "tf")]
     return growth_calls and any(
         isinstance(node, ast.Attribute) and node.attr == "set_memory_growth"
         for node in ast.walk(statement)

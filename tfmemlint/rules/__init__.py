@@ -34,6 +34,10 @@ class RuleFamily(NamedTuple):
     names: tuple[str, ...] = ()
     # "module:function" run on every parsed file; None for families the engine reports itself.
     checker: str | None = None
+    # Whether a project module that stands for TensorFlow (`from mypkg.compat import tf`) can
+    # take the place of the module words: not for a family that needs `import tensorflow` in
+    # the file itself.
+    through_project: bool = True
 
 
 def _families() -> tuple[RuleFamily, ...]:
@@ -42,6 +46,7 @@ def _families() -> tuple[RuleFamily, ...]:
         file_errors,
         process_wide,
         session_config,
+        unconfigured_program,
         values,
         whole_script,
     )
@@ -50,6 +55,7 @@ def _families() -> tuple[RuleFamily, ...]:
         session_config.FAMILY,
         process_wide.FAMILY,
         eager.FAMILY,
+        unconfigured_program.FAMILY,
         values.FAMILY,
         whole_script.FAMILY,
         file_errors.FAMILY,

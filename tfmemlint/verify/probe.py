@@ -72,6 +72,7 @@ def _save(final: bool = False) -> None:
         "environment": _state["environment"],
         "memory_settings": _settings,
         "tf_peak_bytes": _tensorflow_peak() if final else None,
+        "gpus_seen": _gpus_seen() if final else None,
     }
     temporary = f"{path}.tmp"
     with open(temporary, "w", encoding="utf-8") as handle:
@@ -165,7 +166,12 @@ def _patch_context(module: Any) -> None:
     def set_memory_growth(self: Any, dev: Any, enable: bool) -> Any:
         result = set_growth(self, dev, enable)
         _snapshot_environment()
-        _record(_entry("set_memory_growth", "set_memory_growth", allow_growth=bool(enable)))
+        device = getattr(dev, "name", None)
+        _record(
+            _entry(
+                "set_memory_growth", "set_memory_growth", allow_growth=bool(enable), device=device
+            )
+        )
         return result
 
     def set_logical_device_configuration(self: Any, dev: Any, virtual_devices: Any) -> Any:
@@ -181,7 +187,9 @@ def _patch_context(module: Any) -> None:
         listed = devices if isinstance(devices, (list, tuple)) else [devices]
         gpus = [d for d in listed if getattr(d, "device_type", None) == "GPU"]
         if device_type in (None, "GPU"):
-            _record(_entry("set_visible_devices", "set_visible_devices", gpu_count=len(gpus)))
+            names = [getattr(d, "name", None) for d in gpus]
+            api = "set_visible_devices"
+            _record(_entry(api, api, gpu_count=len(gpus), devices=names))
         return result
 
     def initialize(self: Any) -> Any:
@@ -269,6 +277,18 @@ def _tensorflow_peak() -> int | None:
             return None
         return int(tensorflow.config.experimental.get_memory_info("GPU:0")["peak"])
     except Exception:  # no GPU runtime, or an old TensorFlow: not measured
+        return None
+
+
+def _gpus_seen() -> list[str] | None:
+    """The physical GPUs the script's TensorFlow lists (listing starts no runtime); None when
+    it never imported TensorFlow."""
+    tensorflow = sys.modules.get("tensorflow")
+    if tensorflow is None:
+        return None
+    try:
+        return [device.name for device in tensorflow.config.list_physical_devices("GPU")]
+    except Exception:  # an old or partly imported TensorFlow: not known
         return None
 
 

@@ -77,12 +77,33 @@ def memory_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, Any] 
             return False, "TF_FORCE_GPU_ALLOW_GROWTH=false overrides allow_growth", first
         return False, f"first {what} preallocates", first
     if eager_aware:
-        return True, "eager runtime configured before use", None
+        return _every_gpu(eager, report.get("gpus_seen"))
     if forced == "false" and any(limits_memory(e) for e in eager):
         return False, "TF_FORCE_GPU_ALLOW_GROWTH=false overrides memory growth", None
     if not report.get("eager_runtime_started"):
         return True, "starts no TensorFlow runtime", None
     return False, "eager runtime started with default options: it preallocates", None
+
+
+def _every_gpu(
+    eager: list[dict[str, Any]], seen: list[str] | None
+) -> tuple[bool, str, dict[str, Any] | None]:
+    """An eager runtime set up before use: by growth alone, it must reach every GPU the
+    runtime sees, the visible ones (TensorFlow raises ValueError when growth differs between
+    them)."""
+    configured = "eager runtime configured before use"
+    if not seen or any(limits_memory(e) and e["api"] != "set_memory_growth" for e in eager):
+        return True, configured, None
+    visible = [e for e in eager if e["api"] == "set_visible_devices" and e.get("devices")]
+    if visible:  # TensorFlow compares growth across the visible GPUs only
+        seen = [name for name in seen if name in visible[-1]["devices"]]
+    grown = {
+        e.get("device") for e in eager if e["api"] == "set_memory_growth" and e["allow_growth"]
+    }
+    missing = [name for name in seen if name not in grown]
+    if missing:
+        return False, f"memory growth on {len(seen) - len(missing)} of {len(seen)} GPUs", None
+    return True, f"{configured}: growth on every GPU ({len(seen)})", None
 
 
 def holders(settings: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -82,41 +82,11 @@ GROWTH_AND_LIMIT = Rule(
     ),
 )
 
-UNCONFIGURED_ENTRY_SCRIPT = Rule(
-    code="TFM205",
-    name="unconfigured-tf2-script",
-    summary="A TF2 entry-point script never configures GPU memory",
-    enabled_by_default=False,
-    triggers=(b"__main__",),
-    doc=RuleDoc(
-        what_it_does='Finds scripts with `if __name__ == "__main__":` that import TensorFlow '
-        "2 (`import tensorflow`), create no session, spell nothing only TF1 has (`tf.placeholder`, "
-        "`tf.contrib`, `tf.flags`, ...: such code reserves memory only with a session, an "
-        "Estimator's say), and never configure GPU memory: no "
-        "`set_memory_growth`, no logical-device limit, no hidden GPUs, no "
-        "`TF_FORCE_GPU_ALLOW_GROWTH`. Off by default: turn it on with "
-        "`--extend-select TFM205`.",
-        why="TF2's eager runtime reserves nearly all of every GPU's memory at its first op. A "
-        "script is where the process starts, so it is where the setting belongs.",
-        example='import tensorflow as tf\n\nif __name__ == "__main__":\n    print(tf.ones([2]))',
-        use_instead="import tensorflow as tf\n\n"
-        'for gpu in tf.config.list_physical_devices("GPU"):\n'
-        "    try:\n        tf.config.experimental.set_memory_growth(gpu, True)\n"
-        "    except RuntimeError:\n        pass  # the runtime already started\n\n"
-        'if __name__ == "__main__":\n    print(tf.ones([2]))',
-        fix_safety="Safe: the loop goes right after `import tensorflow` at the top of the module, "
-        "and the `try` keeps a runtime started by an earlier import from crashing the script. "
-        "It always sets growth: TF2 has no fraction of the GPU to set.",
-        recovery=_RECOVERY,
-    ),
-)
-
 FAMILY = RuleFamily(
     rules=(
         GROWTH_ON_SOME_GPUS,
         CONFIGURED_AFTER_INITIALIZATION,
         GROWTH_AND_LIMIT,
-        UNCONFIGURED_ENTRY_SCRIPT,
     ),
     triggers=(
         b"set_memory_growth",
@@ -125,8 +95,6 @@ FAMILY = RuleFamily(
         b"set_visible_devices",
     ),
     modules=TENSORFLOW_MODULES,
-    # TFM205 finds scripts that call none of these: its own trigger word, in a string, makes
-    # the family's names moot whenever it is selected.
     names=(
         "set_memory_growth",
         "set_logical_device_configuration",

@@ -1,4 +1,4 @@
-"""The logic of TFM202, TFM203, TFM204 and TFM205 (their pages are in `__init__.py`)."""
+"""The logic of TFM202, TFM203 and TFM204 (their pages are in `__init__.py`)."""
 
 from __future__ import annotations
 
@@ -10,122 +10,26 @@ import libcst as cst
 from tfmemlint import fixes
 from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
-from tfmemlint.names import TF1, Binding, CallSite, dotted_name, target_names
+from tfmemlint.names import Ancestry, Binding, CallSite, dotted_name, target_names
 from tfmemlint.rules import literals
 from tfmemlint.rules.eager import (
     CONFIGURED_AFTER_INITIALIZATION,
     GROWTH_AND_LIMIT,
     GROWTH_ON_SOME_GPUS,
-    UNCONFIGURED_ENTRY_SCRIPT,
 )
 from tfmemlint.rules.process_wide.check import VISIBLE_DEVICES, process_wide
-
-GROWTH = frozenset({"config.experimental.set_memory_growth"})
-LIMIT = frozenset(
-    {
-        "config.set_logical_device_configuration",
-        "config.experimental.set_logical_device_configuration",
-        "config.experimental.set_virtual_device_configuration",
-    }
-)
-VISIBILITY = frozenset({"config.set_visible_devices", "config.experimental.set_visible_devices"})
-LIST_GPUS = frozenset({"config.list_physical_devices", "config.experimental.list_physical_devices"})
-
-# Calls that start the runtime. A curated list: a false alarm here would be worse than a miss.
-_INITIALIZERS = frozenset(
-    {
-        "constant",
-        "zeros",
-        "ones",
-        "zeros_like",
-        "ones_like",
-        "fill",
-        "eye",
-        "range",
-        "linspace",
-        "Variable",
-        "convert_to_tensor",
-        "identity",
-        "matmul",
-        "add",
-        "subtract",
-        "multiply",
-        "divide",
-        "reduce_sum",
-        "reduce_mean",
-        "reduce_max",
-        "cast",
-        "reshape",
-        "concat",
-        "stack",
-        "one_hot",
-        "config.list_logical_devices",
-        "config.experimental.list_logical_devices",
-        "config.experimental.get_memory_info",
-        "config.experimental.get_memory_usage",
-        "test.is_gpu_available",
-        "test.gpu_device_name",
-        "keras.Sequential",
-        "keras.Model",
-        "keras.Input",
-        "keras.models.Sequential",
-        "keras.models.Model",
-        "keras.models.load_model",
-        "keras.layers.Input",
-        "python.client.device_lib.list_local_devices",
-        "random.normal",
-        "random.uniform",
-        "random.truncated_normal",
-        "random.shuffle",
-    }
-)
-_INITIALIZER_NAMESPACES = ("math.", "linalg.", "nn.", "image.", "keras.applications.")
-
-# Names TF1's top level has and TF2's has not (TF2 moved them under compat.v1, or dropped them):
-# code that spells `tf.placeholder` is TF1 code, where ops reserve nothing until a session,
-# and where `tf.config.list_physical_devices` of TFM205's fix does not exist before TF 2.1.
-# A curated few of the 350: tests/test_eager.py checks each against the installed TensorFlow.
-TF1_ONLY_NAMES = frozenset(
-    {
-        "contrib",
-        "Session",
-        "InteractiveSession",
-        "ConfigProto",
-        "GPUOptions",
-        "placeholder",
-        "placeholder_with_default",
-        "get_variable",
-        "variable_scope",
-        "global_variables_initializer",
-        "local_variables_initializer",
-        "get_default_graph",
-        "reset_default_graph",
-        "set_random_seed",
-        "app",
-        "flags",
-        "gfile",
-        "logging",
-        "layers",
-        "python_io",
-        "GraphKeys",
-        "get_collection",
-        "add_to_collection",
-        "trainable_variables",
-        "global_variables",
-        "truncated_normal",
-        "random_normal",
-        "random_uniform",
-        "to_float",
-        "to_int32",
-        "log",
-        "disable_v2_behavior",
-        "enable_eager_execution",
-    }
+from tfmemlint.rules.runtime import (
+    GROWTH,
+    LIMIT,
+    LIST_GPUS,
+    VISIBILITY,
+    argument,
+    growth_enabled,
+    starts_runtime,
 )
 
-
-def _initializes(api: str | None) -> bool:
-    return api is not None and (api in _INITIALIZERS or api.startswith(_INITIALIZER_NAMESPACES))
+# A device drawn from every physical GPU (`gpus[0]` of `gpus = list_physical_devices("GPU")`).
+_ALL_GPUS = "<every GPU>"
 
 
 @dataclass(frozen=True)
@@ -142,94 +46,94 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     for site in names.calls:
         api = names.api_of(site.node.func, site.scope, site.order)
         if api in GROWTH or api in LIMIT or api in VISIBILITY:
-            configs.append(DeviceCall(site, api, _argument(site.node, 0, "device", "devices")))
-        elif _initializes(api):
+            configs.append(DeviceCall(site, api, argument(site.node, 0, "device", "devices")))
+        elif starts_runtime(api):
             initializers.append((site, api or ""))
+    late: list[DeviceCall] = []  # they raise RuntimeError, whatever else they set
     for config in configs:
-        yield from _after_initialization(ctx, config, initializers)
+        found = list(_after_initialization(ctx, config, initializers))
+        if found:
+            late.append(config)
+        yield from found
     restricted = any(c.api in VISIBILITY for c in configs) or any(
         s.variable == VISIBLE_DEVICES for s in process_wide(ctx).env
     )
     for config in configs:
-        if config.api in GROWTH and _growth_enabled(config) and not restricted:
+        if config.api in GROWTH and growth_enabled(config.site.node) and not restricted:
             yield from _growth_on_some(ctx, config)
-    yield from _growth_and_limit(ctx, configs)
-    if not configs and not process_wide(ctx).limits and not _creates_sessions(ctx):
-        yield from _unconfigured_script(ctx)
-
-
-def _creates_sessions(ctx: FileContext) -> bool:
-    from tfmemlint.rules.session_config.check import ENTRY_POINTS
-
-    names = ctx.names
-    return any(names.api_of(s.node.func, s.scope, s.order) in ENTRY_POINTS for s in names.calls)
-
-
-def _is_main_guard(statement: cst.CSTNode) -> bool:
-    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
-        return False
-    test = statement.test
-    sides = [test.left, *(c.comparator for c in test.comparisons)]
-    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) and any(
-        literals.string(s) == "__main__" for s in sides
-    )
-
-
-def _unconfigured_script(ctx: FileContext) -> Iterator[Finding]:
-    """TFM205: an entry-point script that imports TF2 and sets nothing about GPU memory."""
-    if not any(_is_main_guard(statement) for statement in ctx.module.body):
-        return
-    imports = [b for b in ctx.names.top_level_imports() if b.qualified == TF1]
-    if not imports:
-        return
-    anchor = imports[0]
-    alias = anchor.name
-    if _spells_tf1(ctx, anchor):
-        return
-    variable = next((v for v in ("gpu", "_gpu") if v not in ctx.names.all_names), None)
-    fix = None
-    if variable is not None:
-        unit = ctx.module.default_indent
-        row = ctx.lines.location(ctx.span(anchor.statement)[0]).row if anchor.statement else 1
-        newline = ctx.lines.newline_of(row)
-        block = newline.join(
-            [
-                f'for {variable} in {alias}.config.list_physical_devices("GPU"):',
-                f"{unit}try:",
-                f"{unit}{unit}{alias}.config.experimental.set_memory_growth({variable}, True)",
-                f"{unit}except RuntimeError:",
-                f"{unit}{unit}pass  # the runtime already started",
-            ]
-        )
-        edit = fixes.insert_line_after(ctx, anchor, block)
-        if edit is not None:
-            fix = Fix("Turn on memory growth on every GPU right after the import", (edit,))
-    message = (
-        "This TF2 script never configures GPU memory: its first op reserves nearly all of every GPU"
-    )
-    if anchor.statement is not None:
-        yield ctx.finding(UNCONFIGURED_ENTRY_SCRIPT, message, anchor.statement, fix)
-
-
-def _spells_tf1(ctx: FileContext, tensorflow: Binding) -> bool:
-    """Whether the module names, through its `import tensorflow`, something only TF1 has."""
-    for reference in ctx.names.references(tensorflow.name, tensorflow.scope):
-        parent = reference.parents.node  # `tf` in `tf.placeholder`: the attribute around it
-        if isinstance(parent, cst.Attribute) and parent.attr.value in TF1_ONLY_NAMES:
-            return True
-    return False
-
-
-def _argument(call: cst.Call, position: int, *keywords: str) -> cst.BaseExpression | None:
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in keywords:
-            return arg.value
-    return positional[position].value if len(positional) > position else None
+    yield from _growth_and_limit(ctx, [c for c in configs if c not in late])
 
 
 def _short(api: str) -> str:
     return api.rpartition(".")[2]
+
+
+def _outermost_first(ancestry: Ancestry) -> list[cst.CSTNode]:
+    return list(ancestry)[::-1]
+
+
+def exclusive_branches(a: Ancestry, b: Ancestry) -> bool:
+    """Whether two places sit in different branches of one `if`, `try` or `match`, so that at
+    most one of them runs: an `if` body and its `else`/`elif`, a `try` body and a handler, two
+    handlers, a handler and the `else`, two `case`s."""
+    path_a, path_b = _outermost_first(a), _outermost_first(b)
+    depth = 0
+    while depth < min(len(path_a), len(path_b)) and path_a[depth] is path_b[depth]:
+        depth += 1
+    if depth == 0 or depth >= len(path_a) or depth >= len(path_b):
+        return False
+    common, one, other = path_a[depth - 1], path_a[depth], path_b[depth]
+    if isinstance(common, cst.If):
+        branches: tuple[cst.CSTNode | None, ...] = (common.body, common.orelse)
+        return one in branches and other in branches
+    if isinstance(common, (cst.Try, cst.TryStar)):
+        handlers = tuple(common.handlers)
+        if one in handlers or other in handlers:
+            return all(
+                n is common.body or n in handlers or n is common.orelse for n in (one, other)
+            )
+        return False
+    if isinstance(common, cst.Match):
+        return one in common.cases and other in common.cases
+    return False
+
+
+def _loop_around_both(a: Ancestry, b: Ancestry) -> cst.For | cst.While | None:
+    """The innermost loop of one function whose body holds both places."""
+    path_a, path_b = _outermost_first(a), _outermost_first(b)
+    common = 0
+    while common < min(len(path_a), len(path_b)) and path_a[common] is path_b[common]:
+        common += 1
+    for depth in range(common - 1, -1, -1):
+        node = path_a[depth]
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        in_body = depth + 1 < common and path_a[depth + 1] is getattr(node, "body", None)
+        if isinstance(node, (cst.For, cst.While)) and in_body:  # not its `else:`
+            return node
+    return None
+
+
+def _breaks(loop: cst.For | cst.While) -> bool:
+    """Whether the loop's own body may `break` out of it (a retry loop: no next pass)."""
+    found = False
+
+    class Breaks(cst.CSTVisitor):
+        def visit_Break(self, node: cst.Break) -> None:
+            nonlocal found
+            found = True
+
+        def visit_For(self, node: cst.For) -> bool:
+            return False  # its `break` leaves that loop
+
+        def visit_While(self, node: cst.While) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    loop.body.visit(Breaks())
+    return found
 
 
 def _after_initialization(
@@ -237,7 +141,9 @@ def _after_initialization(
 ) -> Iterator[Finding]:
     site = config.site
     for earlier, api in initializers:
-        if earlier.scope is site.scope and earlier.order < site.order:
+        if earlier.scope is not site.scope or exclusive_branches(earlier.ancestry, site.ancestry):
+            continue
+        if earlier.order < site.order:
             row = ctx.lines.location(ctx.span(earlier.node)[0]).row
             message = (
                 f"`{_short(config.api)}` comes after `{dotted_name(earlier.node.func) or api}()` "
@@ -245,6 +151,21 @@ def _after_initialization(
             )
             fix = _move_up(ctx, site, earlier)
             yield ctx.finding(CONFIGURED_AFTER_INITIALIZATION, message, site.node, fix)
+            return
+    for later, api in initializers:
+        if later.scope is not site.scope or later.order < site.order:
+            continue
+        if exclusive_branches(later.ancestry, site.ancestry):
+            continue
+        loop = _loop_around_both(later.ancestry, site.ancestry)
+        if loop is not None and not _breaks(loop):
+            row = ctx.lines.location(ctx.span(later.node)[0]).row
+            message = (
+                f"`{dotted_name(later.node.func) or api}()` on {ctx.place(row)}, in the same "
+                f"loop, starts the runtime after the first pass: the next `{_short(config.api)}` "
+                "raises RuntimeError"
+            )
+            yield ctx.finding(CONFIGURED_AFTER_INITIALIZATION, message, site.node, None)
             return
 
 
@@ -306,6 +227,9 @@ def _move_up(ctx: FileContext, config: CallSite, initializer: CallSite) -> Fix |
     body = list(block.body)
     if target is None or init_statement is None or target is init_statement:
         return None
+    separator = ctx.layout.separator
+    if separator and separator in ctx.text[ctx.span(init_statement)[0] : ctx.span(target)[1]]:
+        return None  # never from one notebook cell into another
     moved = [target]
     used, _ = _names_used(target)
     first_init = ctx.span(init_statement)[0]
@@ -375,21 +299,23 @@ def _gpu_list(ctx: FileContext, site: CallSite, name: cst.Name) -> bool:
         return False
     binding = found[1][0]
     value = binding.value
-    if not isinstance(value, cst.Call):
+    return isinstance(value, cst.Call) and _lists_every_gpu(ctx, binding, value)
+
+
+def _lists_every_gpu(ctx: FileContext, where: CallSite | Binding, call: cst.Call) -> bool:
+    """`tf.config.list_physical_devices("GPU")`, in either namespace."""
+    if ctx.names.api_of(call.func, where.scope, where.order) not in LIST_GPUS:
         return False
-    if ctx.names.api_of(value.func, binding.scope, binding.order) not in LIST_GPUS:
-        return False
-    device_type = _argument(value, 0, "device_type")
+    device_type = argument(call, 0, "device_type")
     return device_type is not None and literals.string(device_type) == "GPU"
 
 
 def _growth_on_some(ctx: FileContext, config: DeviceCall) -> Iterator[Finding]:
     device = config.device
-    if not (
-        isinstance(device, cst.Subscript)
-        and isinstance(device.value, cst.Name)
-        and _gpu_list(ctx, config.site, device.value)
-    ):
+    key = _devices(ctx, config)
+    if key is None or key[0] != _ALL_GPUS or key[1] == "*":
+        return
+    if not (isinstance(device, cst.Subscript) and isinstance(device.value, cst.Name)):
         return
     gpus = device.value.value
     message = (
@@ -422,23 +348,82 @@ def _loop_fix(ctx: FileContext, config: DeviceCall, gpus: str) -> Fix | None:
     )
 
 
-def _device_key(ctx: FileContext, call: DeviceCall) -> tuple[str, str] | None:
-    """(the list it is drawn from, the device's text): `gpus[0]` is ("gpus", "gpus[0]"), a loop
-    variable over `gpus` is ("gpus", "*"), anything else ("", its text)."""
-    device = call.device
+def _devices(ctx: FileContext, call: DeviceCall) -> tuple[str, str] | None:
+    """(the list a device is drawn from, which of it): `gpus[0]` is ("gpus", "gpus[0]"); a loop
+    variable over `gpus`, or `gpus[i]` with `i` running over all of it (`range(len(gpus))`,
+    `enumerate(gpus)`), is ("gpus", "*"); anything else ("", its text). A list of every
+    physical GPU is _ALL_GPUS, whatever its name."""
+    device, site = call.device, call.site
     if device is None:
         return None
     if isinstance(device, cst.Subscript):
-        return ctx.code(device.value), ctx.code(device)
+        index = device.slice[0].slice if len(device.slice) == 1 else None
+        value = index.value if isinstance(index, cst.Index) else None
+        every = False
+        if isinstance(value, cst.Name):
+            loop = _loop_binding(ctx, site, value.value)
+            every = (
+                loop is not None
+                and loop[0] == "index"
+                and ctx.code(loop[1]) == ctx.code(device.value)
+            )
+        return _list_key(ctx, site, device.value), "*" if every else ctx.code(device)
     if isinstance(device, cst.Name):
-        for node in call.site.ancestry:
-            if (
-                isinstance(node, cst.For)
-                and isinstance(node.target, cst.Name)
-                and node.target.value == device.value
-            ):
-                return ctx.code(node.iter), "*"
+        loop = _loop_binding(ctx, site, device.value)
+        if loop is not None and loop[0] == "element":
+            return _list_key(ctx, site, loop[1]), "*"
     return "", ctx.code(device)
+
+
+def _list_key(ctx: FileContext, site: CallSite, expr: cst.BaseExpression) -> str:
+    if isinstance(expr, cst.Name) and _gpu_list(ctx, site, expr):
+        return _ALL_GPUS
+    if isinstance(expr, cst.Call) and _lists_every_gpu(ctx, site, expr):
+        return _ALL_GPUS
+    return ctx.code(expr)
+
+
+def _loop_binding(
+    ctx: FileContext, site: CallSite, name: str
+) -> tuple[str, cst.BaseExpression] | None:
+    """What a `for` around the call, or a comprehension in its statement, binds `name` to:
+    ("element", X) in `for name in X` or `for i, name in enumerate(X)`; ("index", X) in
+    `for name in range(len(X))` or `for name, _ in enumerate(X)`."""
+    loops: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [
+        (node.target, node.iter) for node in site.ancestry if isinstance(node, cst.For)
+    ]
+
+    class Comprehensions(cst.CSTVisitor):
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            loops.append((node.target, node.iter))
+
+    site.ancestry.node.visit(Comprehensions())
+    for target, iterated in loops:
+        if isinstance(target, cst.Name) and target.value == name:
+            counted = _call_of(iterated, "range")
+            if counted is not None and len(counted.args) == 1:
+                length = _call_of(counted.args[0].value, "len")
+                if length is not None and len(length.args) == 1:
+                    return "index", length.args[0].value
+            return "element", iterated
+        numbered = _call_of(iterated, "enumerate")
+        if isinstance(target, cst.Tuple) and numbered is not None and numbered.args:
+            parts = [element.value for element in target.elements]
+            if len(parts) == 2 and all(isinstance(part, cst.Name) for part in parts):
+                first, second = parts
+                assert isinstance(first, cst.Name) and isinstance(second, cst.Name)
+                if first.value == name:
+                    return "index", numbered.args[0].value
+                if second.value == name:
+                    return "element", numbered.args[0].value
+    return None
+
+
+def _call_of(expr: cst.BaseExpression, builtin: str) -> cst.Call | None:
+    """`expr` when it calls the builtin `builtin` by its name."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+        return expr if expr.func.value == builtin else None
+    return None
 
 
 def _same_gpu(a: tuple[str, str], b: tuple[str, str]) -> bool:
@@ -447,14 +432,14 @@ def _same_gpu(a: tuple[str, str], b: tuple[str, str]) -> bool:
 
 
 def _growth_and_limit(ctx: FileContext, configs: list[DeviceCall]) -> Iterator[Finding]:
-    growths = [c for c in configs if c.api in GROWTH and _growth_enabled(c)]
+    growths = [c for c in configs if c.api in GROWTH and growth_enabled(c.site.node)]
     limits = [c for c in configs if c.api in LIMIT]
     for growth in growths:
         for limit in limits:
-            a, b = _device_key(ctx, growth), _device_key(ctx, limit)
-            if a is None or b is None:
+            a, b = _devices(ctx, growth), _devices(ctx, limit)
+            if a is None or b is None or not _same_gpu(a, b):
                 continue
-            if not _same_gpu(a, b):
+            if exclusive_branches(growth.site.ancestry, limit.site.ancestry):
                 continue
             later, earlier = (
                 (growth, limit) if growth.site.order > limit.site.order else (limit, growth)
@@ -471,8 +456,3 @@ def _growth_and_limit(ctx: FileContext, configs: list[DeviceCall]) -> Iterator[F
                     "silently dropped"
                 )
             yield ctx.finding(GROWTH_AND_LIMIT, message, later.site.node, None)
-
-
-def _growth_enabled(call: DeviceCall) -> bool:
-    enable = _argument(call.site.node, 1, "enable")
-    return enable is not None and literals.boolean(enable) is True

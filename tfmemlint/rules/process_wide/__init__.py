@@ -21,7 +21,8 @@ INVALID_FORCE_GROWTH = Rule(
     doc=RuleDoc(
         what_it_does="Finds `TF_FORCE_GPU_ALLOW_GROWTH` set (through `os.environ[...] =`, "
         "`os.environ.setdefault`, `os.environ.update` or `os.putenv`) to a literal other than "
-        'exactly `"true"` or `"false"`, such as `"True"` or `"1"`.',
+        'exactly `"true"` or `"false"`, such as `"True"` or `"1"`, or to `str(flag)`, which '
+        'makes `"True"` of a bool.',
         why='TensorFlow compares the value with exactly "true" and "false"; anything else '
         "only logs an error, and the config's own `allow_growth` is used, so the session "
         "reserves nearly all GPU memory (core/common_runtime/gpu/gpu_bfc_allocator.cc, "
@@ -30,7 +31,8 @@ INVALID_FORCE_GROWTH = Rule(
         use_instead='import os\n\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"',
         fix_safety="Safe for values that plainly mean yes (`True`, `TRUE`, `1`, `yes`, `on`), "
         'fixed to `"true"`, or no (`False`, `0`, `no`, `off`), fixed to `"false"`: the '
-        "meaning you wrote is kept. Other values are reported without a fix.",
+        "meaning you wrote is kept. `str(flag)` becomes `str(flag).lower()`. Other values are "
+        "reported without a fix.",
         recovery=_RECOVERY,
     ),
 )

@@ -64,7 +64,7 @@ def process_wide(ctx: FileContext) -> ProcessWide:
         if setting.variable == VISIBLE_DEVICES and hidden:
             limits.append((setting.scope, setting.order, f"{VISIBLE_DEVICES} hides every GPU"))
     for site in ctx.names.calls:
-        if _hides_all_gpus(ctx.names, site):
+        if hides_all_gpus(ctx.names, site):
             limits.append((site.scope, site.order, "set_visible_devices([], 'GPU')"))
     result = ProcessWide(env, tuple(limits))
     ctx.cache["process_wide"] = result
@@ -117,7 +117,7 @@ def _env_settings(names: ModuleNames) -> Iterator[EnvSetting]:
                 yield EnvSetting(variable, value, call, site.scope, site.order)
 
 
-def _hides_all_gpus(names: ModuleNames, site: CallSite) -> bool:
+def hides_all_gpus(names: ModuleNames, site: CallSite) -> bool:
     """`tf.config.set_visible_devices([], "GPU")`, in either namespace."""
     api = names.api_of(site.node.func, site.scope, site.order)
     if api not in ("config.set_visible_devices", "config.experimental.set_visible_devices"):
@@ -139,9 +139,35 @@ def _hides_all_gpus(names: ModuleNames, site: CallSite) -> bool:
     return empty and device_type is not None and literals.string(device_type) == "GPU"
 
 
+def _stringified(value: cst.BaseExpression) -> cst.Call | None:
+    """`str(flag)`: a bool, it seems, turned into "True" or "False" (`str(1)` is another
+    matter: a literal that the value check has no text for)."""
+    if (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "str"
+        and len(value.args) == 1
+        and value.args[0].keyword is None
+        and not value.args[0].star
+        and not isinstance(value.args[0].value, (cst.BaseNumber, cst.BaseString))
+    ):
+        return value
+    return None
+
+
 def check(ctx: FileContext) -> Iterator[Finding]:
     for setting in process_wide(ctx).env:
         text = setting.text
+        stringified = _stringified(setting.value) if setting.variable == FORCE_GROWTH else None
+        if stringified is not None and _is_builtin_str(ctx, setting):
+            message = (
+                f'`{ctx.code(stringified)}` makes "True" or "False" of a bool, which '
+                f'{FORCE_GROWTH} ignores: TensorFlow accepts exactly "true" or "false"'
+            )
+            end = ctx.span(stringified)[1]
+            fix = Fix("Lower-case it: `.lower()`", (ctx.edit(end, end, ".lower()"),))
+            yield ctx.finding(INVALID_FORCE_GROWTH, message, setting.value, fix)
+            continue
         if setting.variable != FORCE_GROWTH or text is None or text in ("true", "false"):
             continue
         meant = text.strip().lower()
@@ -154,3 +180,10 @@ def check(ctx: FileContext) -> Iterator[Finding]:
             quoted = f"{setting.value.prefix}{setting.value.quote}{wanted}{setting.value.quote}"
             fix = Fix(f'Set it to "{wanted}"', (fixes.replace(ctx, setting.value, quoted),))
         yield ctx.finding(INVALID_FORCE_GROWTH, message, setting.value, fix)
+
+
+def _is_builtin_str(ctx: FileContext, setting: EnvSetting) -> bool:
+    """Whether `str` in the setting is Python's own, bound nowhere in the module."""
+    return ctx.names.lookup("str", setting.scope, setting.order) is None and not (
+        setting.scope.module().star_imports
+    )

@@ -1,0 +1,555 @@
+"""TFM205 on by default (issue 16): TF2 entry points that start the runtime with GPU memory
+unconfigured, and the precision fixes of the TF2 misuse rules. The golden fixtures (tf2_*.py,
+project_tf2_*, tf2_*.ipynb) run under TensorFlow in test_fixtures and test_recovery; these are
+the cases around them."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import lint_text, run_cli, write_notebook
+from tfmemlint.engine import fix_text
+from tfmemlint.settings import Policy, Settings
+
+DEFAULT = Settings.default()
+
+
+def codes(source: str, filename: str = "t.py", settings: Settings = DEFAULT) -> list[str]:
+    return [f.code for f in lint_text(filename, textwrap.dedent(source), settings)]
+
+
+def fixed(source: str, settings: Settings = DEFAULT) -> str:
+    return fix_text("t.py", textwrap.dedent(source), settings)[0]
+
+
+GROWTH_LOOP = (
+    'for gpu in tf.config.list_physical_devices("GPU"):\n'
+    "    try:\n        tf.config.experimental.set_memory_growth(gpu, True)\n"
+    "    except RuntimeError:\n        pass  # the runtime already started\n"
+)
+
+SCRIPT = """\
+import os
+import tensorflow as tf
+
+
+def main():
+    print(tf.ones([2]))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_an_unconfigured_script_is_reported_by_default_and_fixed_after_the_import() -> None:
+    [finding] = lint_text("t.py", SCRIPT, DEFAULT)
+    assert (finding.code, finding.location.row) == ("TFM205", 2)
+    assert "`tf.ones()` (line 6)" in finding.message
+    result = fixed(SCRIPT)
+    assert result == SCRIPT.replace(
+        "import tensorflow as tf\n", "import tensorflow as tf\n" + GROWTH_LOOP
+    )
+    assert codes(result) == []
+    ignored = Settings(DEFAULT.policy, DEFAULT.selected - {"TFM205"})
+    assert codes(SCRIPT, settings=ignored) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # absl, TF's own runner, fire, typer: a module-level call runs main
+        "from absl import app\nimport tensorflow as tf\ndef main(argv):\n    tf.ones([1])\napp.run(main)\n",
+        "import tensorflow as tf\ndef main(_):\n    tf.ones([1])\ntf.compat.v1.app.run()\n",
+        "import fire\nimport tensorflow as tf\ndef go():\n    tf.ones([1])\nfire.Fire(go)\n",
+        "import typer\nimport tensorflow as tf\ndef go():\n    tf.ones([1])\ntyper.run(go)\n",
+        # a click command, a typer app's command: the decorated function is what runs
+        "import click\nimport tensorflow as tf\n@click.command()\ndef go():\n    tf.ones([1])\n",
+        "import typer\nimport tensorflow as tf\napp = typer.Typer()\n@app.command()\ndef go():\n    tf.ones([1])\n",
+        "import click\nimport tensorflow as tf\n@click.group()\ndef cli():\n    pass\n@cli.command()\ndef go():\n    tf.ones([1])\n",
+        # training at module level, in a loop too
+        "import tensorflow as tf\nmodel = make_keras_model()\nmodel.fit(x, y)\n",
+        "import tensorflow as tf\nmodel = make_keras_model()\nfor epoch in range(3):\n    model.fit(x, y)\n",
+        # what a definition runs: decorators, default values, a class body
+        "import tensorflow as tf\ndef f(x=tf.constant(1.0)):\n    pass\nkeras_model.fit(x, y)\n",
+        'import tensorflow as tf\nclass C:\n    ONE = tf.ones([1])\nif __name__ == "__main__":\n    pass\n',
+        # methods of the module's own classes: through self, an object made in place or bound
+        'import tensorflow as tf\nclass T:\n    def run(self):\n        self.step()\n    def step(self):\n        tf.ones([1])\nif __name__ == "__main__":\n    T().run()\n',
+        'import tensorflow as tf\nclass T:\n    def run(self):\n        tf.ones([1])\nif __name__ == "__main__":\n    t = T()\n    t.run()\n',
+        # a distribution strategy lists the devices
+        'import tensorflow as tf\nif __name__ == "__main__":\n    strategy = tf.distribute.MirroredStrategy()\n',
+        # TF1's API beside TF2's, in a migration: the TF2 half starts the runtime
+        'import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        # TF2's API under its versioned name
+        'import tensorflow.compat.v2 as tf\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        # the plain import is where the fix goes, not the part imported first
+        'import tensorflow.compat.v2.feature_column as fc\nimport tensorflow as tf\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        # a class the entry code makes: its __init__ runs
+        'import tensorflow as tf\nclass T:\n    def __init__(self):\n        self.v = tf.Variable(1.0)\nif __name__ == "__main__":\n    T()\n',
+        # a dataset, a SavedModel, the logical devices
+        'import tensorflow as tf\nif __name__ == "__main__":\n    tf.data.Dataset.range(3)\n',
+        'import tensorflow as tf\nif __name__ == "__main__":\n    tf.saved_model.load("m")\n',
+        'import tensorflow as tf\nif __name__ == "__main__":\n    print(tf.config.list_logical_devices("GPU"))\n',
+    ],
+)
+def test_entry_points_of_every_kind(source: str) -> None:
+    assert codes(source) == ["TFM205"]
+    assert codes(fixed(source)) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a library: no entry point, whatever it runs at import
+        "import tensorflow as tf\nSCALE = tf.constant(2.0)\ndef f():\n    return tf.ones([1])\n",
+        # an entry point that never starts the runtime
+        'import tensorflow as tf\nif __name__ == "__main__":\n    print(tf.__version__)\n',
+        'import tensorflow as tf\nif __name__ == "__main__":\n    print(tf.config.list_physical_devices("GPU"))\n',
+        'import tensorflow as tf\nif __name__ == "__main__":\n    print(tf.io.gfile.listdir("."))\n',
+        # a function defined and never called
+        'import tensorflow as tf\ndef unused():\n    tf.ones([1])\nif __name__ == "__main__":\n    pass\n',
+        # TF1 code: the session rules cover it
+        'import tensorflow as tf\nif __name__ == "__main__":\n    tf.placeholder(tf.float32)\n    tf.ones([1])\n',
+        'import tensorflow.compat.v1 as tf\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        'import tensorflow as tf\ntf.compat.v1.disable_eager_execution()\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        'import tensorflow as tf\nif __name__ == "__main__":\n    tf.ones([1])\n    s = tf.compat.v1.Session()\n',
+        # configured: growth, a limit, hidden GPUs, the environment, at any place before
+        'import tensorflow as tf\nfor g in tf.config.list_physical_devices("GPU"):\n    tf.config.experimental.set_memory_growth(g, True)\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        'import tensorflow as tf\nif __name__ == "__main__":\n    tf.config.set_visible_devices([], "GPU")\n    tf.ones([1])\n',
+        'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"\nimport tensorflow as tf\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        'import os\nos.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")\nimport tensorflow as tf\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        'import os\nimport tensorflow as tf\ndef main(flag):\n    os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = str(flag).lower()\n    tf.ones([1])\nif __name__ == "__main__":\n    main(True)\n',
+        # a framework that sets GPU memory up (see frameworks.py)
+        'import merlin.models.tf as mm\nimport tensorflow as tf\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        'import sleap\nimport tensorflow as tf\nif __name__ == "__main__":\n    sleap.disable_preallocation()\n    tf.ones([1])\n',
+        'from keras_retinanet.utils.gpu import setup_gpu\nimport tensorflow as tf\nif __name__ == "__main__":\n    setup_gpu("0")\n    tf.ones([1])\n',
+        # a TPU program
+        'import tensorflow as tf\nresolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")\ntf.tpu.experimental.initialize_tpu_system(resolver)\nmodel = make()\nmodel.fit(x, y)\n',
+        # a method of an object the walk cannot tell
+        'import tensorflow as tf\nclass T:\n    def run(self):\n        tf.ones([1])\nif __name__ == "__main__":\n    make().run()\n',
+        # configuration the walk cannot place (a method): nothing sure to say
+        'import tensorflow as tf\nclass S:\n    def gpus(self):\n        tf.config.experimental.set_memory_growth(g, True)\nif __name__ == "__main__":\n    tf.ones([1])\n',
+    ],
+)
+def test_what_tfm205_leaves_alone(source: str) -> None:
+    assert "TFM205" not in codes(source)
+
+
+def test_frameworks_that_configure_only_with_their_arguments() -> None:
+    base = 'from csbdeep.utils.tf import limit_gpu_memory\nimport tensorflow as tf\nif __name__ == "__main__":\n    {}\n    tf.ones([1])\n'
+    assert codes(base.format("limit_gpu_memory(None)")) == ["TFM205"]
+    assert codes(base.format("limit_gpu_memory(0.5, total_memory=8000)")) == []
+    assert codes(base.format("limit_gpu_memory(None, allow_growth=True)")) == []
+    sleap = 'import sleap\nimport tensorflow as tf\nif __name__ == "__main__":\n    sleap.load_model("m", disable_gpu_preallocation={})\n    tf.ones([1])\n'
+    assert codes(sleap.format("True")) == []
+    assert codes(sleap.format("False")) == ["TFM205"]
+
+
+def test_the_fix_imports_tensorflow_where_the_module_imports_only_parts_of_it() -> None:
+    source = "from tensorflow import keras\nmodel = keras.Sequential()\nmodel.fit(x, y)\n"
+    result = fixed(source)
+    assert result == source.replace("keras\n", "keras\nimport tensorflow as tf\n" + GROWTH_LOOP, 1)
+    assert codes(result) == []
+    taken = "tf = 1\n" + source
+    [finding] = lint_text("t.py", taken, DEFAULT)
+    assert finding.code == "TFM205" and finding.fix is None
+
+
+def test_no_fix_where_the_program_chooses_its_gpus_after_the_import() -> None:
+    """The loop lists the GPUs: CUDA_VISIBLE_DEVICES set after it would choose nothing."""
+    late = SCRIPT.replace("    print(", '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n    print(')
+    [finding] = lint_text("t.py", late, DEFAULT)
+    assert finding.code == "TFM205" and finding.fix is None
+    assert "after the program chooses its GPUs" in finding.message
+    early = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n' + SCRIPT.replace(
+        "import os\n", ""
+    )
+    [finding] = lint_text("t.py", early, DEFAULT)
+    assert finding.fix is not None
+
+
+def test_no_fix_under_a_fraction_policy() -> None:
+    settings = Settings(Policy(0.4), DEFAULT.selected)
+    [finding] = lint_text("t.py", SCRIPT, settings)
+    assert finding.code == "TFM205" and finding.fix is None
+
+
+def test_a_runtime_started_before_the_import_gets_no_fix(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "early.py").write_text("import tensorflow\nX = tensorflow.constant(1)\n")
+    script = tmp_path / "main.py"
+    script.write_text(
+        'import early\nimport tensorflow as tf\n\nif __name__ == "__main__":\n    tf.ones([1])\n'
+    )
+    done = run_cli("--no-cache", "--output-format", "json", str(script))
+    [finding] = json.loads(done.stdout)
+    assert finding["code"] == "TFM205" and finding["fix"] is None
+    assert "`tensorflow.constant()` (`early.py`, line 2)" in finding["message"]
+    assert "starts before this import" in finding["message"]
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / ".git").mkdir()
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def _found(root: Path, *args: str) -> list[tuple[str, str]]:
+    done = run_cli("--no-cache", "--output-format", "json", *args, str(root))
+    return sorted(
+        (Path(f["filename"]).relative_to(root).as_posix(), f["code"])
+        for f in json.loads(done.stdout)
+    )
+
+
+def test_configuration_from_the_projects_own_modules(tmp_path: Path) -> None:
+    """Growth set when a project module is imported, or by a project helper called first,
+    counts; a helper called only after the first op, and one never called, do not."""
+    root = _project(
+        tmp_path,
+        {
+            "setup/__init__.py": "from .gpu import *\n",
+            "setup/gpu.py": """\
+                import tensorflow as tf
+                for g in tf.config.list_physical_devices("GPU"):
+                    tf.config.experimental.set_memory_growth(g, True)
+            """,
+            "tools.py": """\
+                import tensorflow as tf
+                def grow():
+                    for g in tf.config.list_physical_devices("GPU"):
+                        tf.config.experimental.set_memory_growth(g, True)
+            """,
+            "imports_setup.py": 'import setup\nimport tensorflow as tf\nif __name__ == "__main__":\n    tf.ones([1])\n',
+            "calls_first.py": 'import tensorflow as tf\nfrom tools import grow\nif __name__ == "__main__":\n    grow()\n    tf.ones([1])\n',
+            "calls_late.py": 'import tensorflow as tf\nfrom tools import grow\nif __name__ == "__main__":\n    tf.ones([1])\n    grow()\n',
+            "never_calls.py": 'import tensorflow as tf\nimport tools\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        },
+    )
+    assert _found(root) == [("calls_late.py", "TFM205"), ("never_calls.py", "TFM205")]
+
+
+def test_a_script_that_leaves_tensorflow_to_the_project(tmp_path: Path) -> None:
+    """No `import tensorflow` of its own: reported where it leads to the start, with no fix."""
+    root = _project(
+        tmp_path,
+        {
+            "model/__init__.py": "from .build import make\n",
+            "model/build.py": "import tensorflow as tf\ndef make():\n    return tf.keras.Sequential()\n",
+            "words.py": "def count(text):\n    return len(text.split())\n",
+            "train.py": 'import sys\nfrom model import make\n\nif __name__ == "__main__":\n    print(sys.argv)\n    make()\n',
+            "count.py": 'from words import count\nif __name__ == "__main__":\n    count("a b")\n',
+            "tf1.py": "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\ndef make():\n    return tf.ones([1])\n",
+            "graph.py": 'from tf1 import make\nif __name__ == "__main__":\n    make()\n',
+        },
+    )
+    done = run_cli("--no-cache", "--output-format", "json", str(root))
+    [finding] = json.loads(done.stdout)
+    assert (Path(finding["filename"]).name, finding["location"]["row"]) == ("train.py", 6)
+    assert "`tf.keras.Sequential()` (`model/build.py`, line 3)" in finding["message"]
+    assert finding["fix"] is None
+
+
+def test_a_cached_result_follows_the_module_that_configures(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "gpu.py": "import tensorflow as tf\n",
+            "main.py": 'import gpu\nimport tensorflow as tf\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        },
+    )
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    assert _found(root, *cache) == [("main.py", "TFM205")]
+    (root / "gpu.py").write_text(
+        'import tensorflow as tf\ntf.config.set_visible_devices([], "GPU")\n'
+    )
+    assert _found(root, *cache) == []
+
+
+def test_a_script_entry_of_pyproject_is_an_entry_point(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "p"\n[project.scripts]\nrun = "p.cli:main"\n',
+            "src/p/__init__.py": "",
+            "src/p/cli.py": "import tensorflow as tf\ndef main():\n    tf.ones([1])\n",
+            "src/p/other.py": "import tensorflow as tf\ndef main():\n    tf.ones([1])\n",
+        },
+    )
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    assert _found(root, *cache) == [("src/p/cli.py", "TFM205")]
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    assert _found(root, *cache) == []  # the cached result went with the entry
+
+
+def test_a_notebook_is_fixed_in_the_cell_that_imports_tensorflow(tmp_path: Path) -> None:
+    cells = [["import numpy as np\n", "import tensorflow as tf"], ["tf.ones([1])"]]
+    path = write_notebook(tmp_path / "n.ipynb", cells)
+    assert run_cli("--no-cache", "--fix", str(path)).returncode == 0
+    after = json.loads(path.read_text())
+    assert len(after["cells"]) == 2
+    assert "".join(
+        after["cells"][0]["source"]
+    ) == "import numpy as np\nimport tensorflow as tf\n" + GROWTH_LOOP.rstrip("\n")
+    assert after["cells"][1]["source"] == ["tf.ones([1])"]
+
+
+def test_the_tf1_only_names_are_missing_from_tf2s_top_level() -> None:
+    """TFM205 takes a module that spells one of them for TF1 code: each must be a name TF2's
+    top level lacks and TF1's has (tf.compat.v1 stands in for TF1; contrib left both)."""
+    import tensorflow as tf
+
+    from tfmemlint.rules.unconfigured_program.check import TF1_ONLY_NAMES
+
+    assert not [name for name in TF1_ONLY_NAMES if hasattr(tf, name)]
+    assert [n for n in TF1_ONLY_NAMES if not hasattr(tf.compat.v1, n)] == ["contrib"]
+
+
+def test_the_apis_the_rules_name_exist_in_tensorflow() -> None:
+    """Every runtime-starting and configuring API the rules know is a real TF2 name."""
+    import tensorflow as tf
+
+    from tfmemlint.rules.runtime import _STARTERS, GROWTH, LIMIT, LIST_GPUS, VISIBILITY
+
+    def exists(api: str) -> bool:
+        node = tf
+        for part in api.split("."):
+            if not hasattr(node, part):
+                return False
+            node = getattr(node, part)
+        return True
+
+    skipped = {
+        "python.client.device_lib.list_local_devices",  # not in tf's public namespace
+        # No TF 2.21 name: matching it finds nothing wrong, so the rules keep it.
+        "config.experimental.set_logical_device_configuration",
+    }
+    apis = {*_STARTERS, *GROWTH, *LIMIT, *LIST_GPUS, *VISIBILITY} - skipped
+    assert [api for api in sorted(apis) if not exists(api)] == []
+
+
+# --- the TF2 misuse rules: precision and recall -------------------------------------------------
+HEAD = 'import tensorflow as tf\ngpus = tf.config.list_physical_devices("GPU")\n'
+GROWTH = "tf.config.experimental.set_memory_growth({}, True)"
+LIMIT = "tf.config.set_logical_device_configuration({}, [tf.config.LogicalDeviceConfiguration(memory_limit=1024)])"
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        f"for i in range(len(gpus)):\n    {GROWTH.format('gpus[i]')}\n",
+        f"for i, gpu in enumerate(gpus):\n    {GROWTH.format('gpus[i]')}\n",
+        f"for i, gpu in enumerate(gpus):\n    {GROWTH.format('gpu')}\n",
+        f"_ = [{GROWTH.format('gpus[i]')} for i in range(len(gpus))]\n",
+        f"_ = [{GROWTH.format('g')} for g in gpus]\n",
+        f'for g in tf.config.list_physical_devices("GPU"):\n    {GROWTH.format("g")}\n',
+    ],
+)
+def test_growth_on_every_gpu_by_index_is_not_tfm202(loop: str) -> None:
+    assert codes(HEAD + loop) == []
+
+
+def test_growth_on_the_first_gpu_inside_main_is_tfm202() -> None:
+    source = (
+        "import tensorflow as tf\ndef main():\n"
+        "    gpus = tf.config.experimental.list_physical_devices('GPU')\n"
+        f"    if gpus:\n        try:\n            {GROWTH.format('gpus[0]')}\n"
+        "        except RuntimeError as e:\n            print(e)\n"
+        "    tf.ones([1])\n"
+        'if __name__ == "__main__":\n    main()\n'
+    )
+    assert codes(source) == ["TFM202"]
+    assert codes(fixed(source)) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # one branch configures, the other starts the runtime: only one runs
+        HEAD + f"if gpus:\n    tf.ones([1])\nelse:\n    {GROWTH.format('gpus[0]')}\n",
+        HEAD + f"try:\n    x = tf.ones([1])\nexcept ValueError:\n    {LIMIT.format('gpus[0]')}\n",
+        HEAD + f"if a:\n    x = tf.ones([1])\nelif b:\n    {LIMIT.format('gpus[0]')}\n",
+    ],
+)
+def test_configuration_in_another_branch_is_not_tfm203(source: str) -> None:
+    assert "TFM203" not in codes(source)
+
+
+def test_starting_the_runtime_inside_the_growth_loop_is_tfm203() -> None:
+    source = HEAD + (
+        "for gpu in gpus:\n"
+        f"    {GROWTH.format('gpu')}\n"
+        '    print(len(tf.config.list_logical_devices("GPU")), "logical GPUs")\n'
+    )
+    [finding] = lint_text("t.py", source, DEFAULT)
+    assert (finding.code, finding.location.row) == ("TFM203", 4)
+    assert "in the same loop" in finding.message and finding.fix is None
+    after_loop = (
+        HEAD
+        + f"for gpu in gpus:\n    {GROWTH.format('gpu')}\n"
+        + 'print(tf.config.list_logical_devices("GPU"))\n'
+    )
+    assert codes(after_loop) == []
+    retry = HEAD + (
+        "for attempt in range(3):\n    try:\n        for gpu in gpus:\n"
+        f"            {GROWTH.format('gpu')}\n        x = tf.ones([1])\n        break\n"
+        "    except RuntimeError:\n        pass\n"
+    )
+    assert codes(retry) == []  # a retry loop: no next pass once it got through
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        HEAD
+        + f"for i in range(len(gpus)):\n    {GROWTH.format('gpus[i]')}\nif gpus:\n    {LIMIT.format('gpus[0]')}\n",
+        HEAD
+        + f"for i, g in enumerate(gpus):\n    {LIMIT.format('g')}\n    {GROWTH.format('gpus[i]')}\n",
+        HEAD
+        + f'for g in tf.config.list_physical_devices("GPU"):\n    {GROWTH.format("g")}\n{LIMIT.format("gpus[0]")}\n',
+    ],
+)
+def test_growth_and_a_limit_in_a_loop_or_behind_a_condition_is_tfm204(source: str) -> None:
+    assert "TFM204" in codes(source)
+
+
+def test_growth_and_a_limit_after_the_runtime_started_are_tfm203_alone() -> None:
+    """Both raise RuntimeError then: nothing is "silently dropped" (TFM204's claim)."""
+    source = HEAD + f"x = tf.ones([1])\n{GROWTH.format('gpus[0]')}\n{LIMIT.format('gpus[0]')}\n"
+    assert sorted(codes(source)) == ["TFM202", "TFM203", "TFM203"]
+
+
+def test_growth_and_a_limit_in_different_branches_is_not_tfm204() -> None:
+    source = HEAD + (
+        f"if small:\n    for g in gpus:\n        {LIMIT.format('g')}\n"
+        f"else:\n    for g in gpus:\n        {GROWTH.format('g')}\n"
+    )
+    assert codes(source) == []
+
+
+def test_force_growth_from_a_bool_is_tfm201_and_lower_cased() -> None:
+    source = 'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = str(flag)\n'
+    [finding] = lint_text("t.py", source, DEFAULT)
+    assert finding.code == "TFM201" and '"True"' in finding.message
+    assert fixed(source) == source.replace("str(flag)", "str(flag).lower()")
+    assert codes(fixed(source)) == []
+    shadowed = "str = repr\n" + source
+    assert codes(shadowed) == []
+
+
+# --- found in review: where the fix could go wrong, and what the walk must not assume ------------
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the GPUs chosen after the import: by a key the module names, or by a setting of its own
+        lambda s: s.replace("    print(", '    os.environ[KEY] = "1"\n    print(').replace(
+            "import os\n", 'import os\nKEY = "CUDA_VISIBLE_DEVICES"\n'
+        ),
+        # growth forced off, whatever the loop sets
+        lambda s: s.replace(
+            "import os\n", 'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "false"\n'
+        ),
+        # processes started later must not inherit a CUDA the loop initialized
+        lambda s: s.replace("import os\n", "import os\nimport multiprocessing\n"),
+    ],
+)
+def test_no_fix_where_the_loop_would_come_too_early_or_do_nothing(change) -> None:
+    [finding] = lint_text("t.py", change(SCRIPT), DEFAULT)
+    assert finding.code == "TFM205" and finding.fix is None
+
+
+def test_no_fix_where_a_project_module_chooses_the_gpus(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "settings.py": 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+            "main.py": 'import tensorflow as tf\nimport settings\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        },
+    )
+    done = run_cli("--no-cache", "--output-format", "json", str(root))
+    [finding] = json.loads(done.stdout)
+    assert finding["code"] == "TFM205" and finding["fix"] is None
+
+
+def test_no_fix_where_a_notebook_chooses_its_gpus_with_a_magic(tmp_path: Path) -> None:
+    cells = [["import tensorflow as tf"], ["%env CUDA_VISIBLE_DEVICES=1"], ["tf.ones([1])"]]
+    path = write_notebook(tmp_path / "n.ipynb", cells)
+    done = run_cli("--no-cache", "--output-format", "json", str(path))
+    [finding] = json.loads(done.stdout)
+    assert finding["code"] == "TFM205" and finding["fix"] is None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # scikit-learn's fit, in a module that uses TensorFlow only for files
+        'import tensorflow as tf\nfrom sklearn.linear_model import Ridge\nnames = tf.io.gfile.listdir(".")\nRidge().fit(x, y)\n',
+        # not a main guard
+        'import tensorflow as tf\nif __name__ != "__main__":\n    tf.ones([1])\n',
+        # a decorator that names its own function: no endless search for a click group
+        "import tensorflow as tf\n@go.command()\ndef go():\n    tf.ones([1])\n",
+    ],
+)
+def test_what_the_walk_must_not_assume(source: str) -> None:
+    assert codes(source) == []
+
+
+def test_growth_set_up_by_a_project_class(tmp_path: Path) -> None:
+    """A static method, or a method of an object of a project class, is followed; a call the
+    walk cannot follow into a module that sets GPU memory up leaves it unsure: no finding."""
+    root = _project(
+        tmp_path,
+        {
+            "gpu.py": """\
+                import tensorflow as tf
+                class GPU:
+                    @staticmethod
+                    def setup():
+                        for g in tf.config.list_physical_devices("GPU"):
+                            tf.config.experimental.set_memory_growth(g, True)
+                class Trainer:
+                    def run(self):
+                        tf.ones([1])
+                REGISTRY = {"setup": GPU.setup}
+            """,
+            "static.py": 'import tensorflow as tf\nfrom gpu import GPU\nif __name__ == "__main__":\n    GPU.setup()\n    tf.ones([1])\n',
+            "unfollowed.py": 'import tensorflow as tf\nimport gpu\nif __name__ == "__main__":\n    gpu.REGISTRY["setup"]()\n    tf.ones([1])\n',
+            "method.py": 'import tensorflow as tf\nfrom gpu import Trainer\nif __name__ == "__main__":\n    Trainer().run()\n',
+        },
+    )
+    assert _found(root) == [("method.py", "TFM205")]
+
+
+def test_a_cached_result_follows_every_module_the_walk_read(tmp_path: Path) -> None:
+    """entry -> a -> b: a change in b reaches the entry's cached result."""
+    root = _project(
+        tmp_path,
+        {
+            "b.py": 'import tensorflow as tf\ntf.config.set_visible_devices([], "GPU")\n',
+            "a.py": "import b\n",
+            "main.py": 'import tensorflow as tf\nimport a\nif __name__ == "__main__":\n    tf.ones([1])\n',
+        },
+    )
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    assert _found(root, *cache) == []
+    (root / "b.py").write_text("import tensorflow as tf\n")
+    assert _found(root, *cache) == [("main.py", "TFM205")]
+
+
+def test_a_script_entry_found_whatever_words_it_holds(tmp_path: Path) -> None:
+    """A word of another rule (`Session` in a docstring) does not keep the script route shut."""
+    root = _project(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "p"\n[project.scripts]\nrun = "cli:main"\n',
+            "cli.py": '"""No tf.Session here."""\nimport tensorflow as tf\ndef main():\n    tf.ones([1])\n',
+        },
+    )
+    assert _found(root) == [("cli.py", "TFM205")]

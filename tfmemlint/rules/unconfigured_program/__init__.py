@@ -1,0 +1,93 @@
+"""TFM205: a TF2 program that starts TensorFlow's runtime with GPU memory unconfigured. It looks
+where a program starts (its entry point) and follows what runs from there, in order.
+
+The logic lives beside this page in `check.py`; the frameworks it trusts, in `frameworks.py`.
+"""
+
+from tfmemlint.model import Rule, RuleDoc
+from tfmemlint.rules import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
+
+UNCONFIGURED_PROGRAM = Rule(
+    code="TFM205",
+    name="unconfigured-tf2-script",
+    summary="A TF2 program starts the runtime without configuring GPU memory",
+    doc=RuleDoc(
+        what_it_does="Finds TF2 entry points whose code starts TensorFlow's runtime before any "
+        "GPU memory setting ran. An entry point is a notebook; a module with "
+        '`if __name__ == "__main__":`; one that calls `absl.app.run`, '
+        "`tf.compat.v1.app.run`, `fire.Fire` or `typer.run`, or defines a click or typer "
+        "command, at module level; the module of a `[project.scripts]` (or "
+        "`[project.gui-scripts]`, `[tool.poetry.scripts]`) entry of the nearest "
+        "pyproject.toml; a module that uses Keras and calls `fit`, `evaluate` or `predict` at "
+        "module level. Library modules are never reported. From the entry code the rule "
+        "follows, in the order they run, the functions and classes of the module and of the "
+        "project that it calls (a class's `__init__`, the methods of its objects, static "
+        "methods), the project modules it imports (their import-time code, 48 modules at "
+        "most), decorators, default values and class bodies, and notebook cells in order, "
+        "up to the first call that starts the runtime: an op (`tf.constant`, `tf.math.*`, "
+        "...), a Keras model, a `tf.data` dataset, `model.fit` / `evaluate` / `predict`, "
+        "`tf.saved_model.load`, `list_logical_devices`. Any of these before it counts as "
+        "configuration: `set_memory_growth`, a logical-device memory limit, "
+        "`set_visible_devices([], 'GPU')`, `TF_FORCE_GPU_ALLOW_GROWTH`, "
+        '`CUDA_VISIBLE_DEVICES=""` or `"-1"`, or a framework known to configure the GPU '
+        "(`frameworks.py` lists each with its source). Not reported: a program that never "
+        "starts the runtime (it only imports TensorFlow, or lists physical devices); TF1-style "
+        "code (sessions, names only TF1 has such as `tf.placeholder`, "
+        "`tf.compat.v1.disable_eager_execution()`, `import tensorflow.compat.v1 as tf`), which "
+        "the session rules cover; a TPU program; an entry module that configures GPU memory "
+        "anywhere the walk could not place (TFM203 reports a setting that comes too late), "
+        "or that calls into a project module that sets GPU memory up in a way the walk "
+        "cannot follow. A script that imports no TensorFlow itself but runs the project's "
+        "modules that do is reported at the line that leads to the start, without a fix. "
+        "On by default "
+        "since 0.2.0 (before, it was opt-in and looked only at `__main__` scripts).",
+        why="TF2's eager runtime reserves nearly all of every visible GPU's memory at its first "
+        "op (python/eager/context.py; tensorflow/tensorflow#8170 for the other jobs on that "
+        "GPU). A program's entry point is where the setting belongs: it runs before anything "
+        "else, once per process.",
+        example="import tensorflow as tf\n\n\ndef main():\n    print(tf.ones([2]))\n\n\n"
+        'if __name__ == "__main__":\n    main()',
+        use_instead="import tensorflow as tf\n\n"
+        'for gpu in tf.config.list_physical_devices("GPU"):\n'
+        "    try:\n        tf.config.experimental.set_memory_growth(gpu, True)\n"
+        "    except RuntimeError:\n        pass  # the runtime already started\n\n\n"
+        "def main():\n    print(tf.ones([2]))\n\n\n"
+        'if __name__ == "__main__":\n    main()',
+        fix_safety="Safe: the loop goes on the line after the entry module's first `import "
+        "tensorflow` (in a notebook, inside the cell that has it; `import tensorflow as tf` "
+        "comes with it when the module imports only parts of TensorFlow and `tf` is free), "
+        "and the `try` keeps a runtime that something else started from crashing the "
+        "program. No fix when the runtime starts before that line (in a module imported "
+        "earlier); when the program sets `CUDA_VISIBLE_DEVICES` (or `CUDA_DEVICE_ORDER`) "
+        "after it (or a project module or `%env` line does), which the loop's listing of the "
+        "GPUs would make too late; when it forces `TF_FORCE_GPU_ALLOW_GROWTH=false`, which "
+        "overrides growth; when it starts processes (`multiprocessing`), which must not "
+        "inherit the CUDA that listing initializes; or under "
+        "`--policy fraction=F`: TF2 has no fraction of the GPU to set, only a limit in "
+        "megabytes, which a linter cannot choose for you.",
+        recovery="In a file or notebook cell that needed recovery (TFM904, TFM902), a "
+        "statement set aside is not followed: a setting there counts as missing, and a call "
+        "that starts the runtime there as absent. " + RECOVERED_FIX,
+    ),
+)
+
+FAMILY = RuleFamily(
+    rules=(UNCONFIGURED_PROGRAM,),
+    # The marks of an entry point; a notebook's JSON always has "nbformat". A file with none
+    # of them can still be an entry point through pyproject.toml: the runner asks the
+    # project index about those (see `runner.first_stage`).
+    triggers=(
+        b"__main__",
+        b"app.run",
+        b"Fire",
+        b"click",
+        b"typer",
+        b".fit(",
+        b".evaluate(",
+        b".predict(",
+        b'"nbformat"',
+    ),
+    modules=TENSORFLOW_MODULES,
+    checker="tfmemlint.rules.unconfigured_program.check:check",
+    through_project=False,  # its fix goes after the file's own `import tensorflow`
+)

@@ -1,0 +1,829 @@
+"""The logic of TFM205 (its page is in `__init__.py`).
+
+From an entry point, the code that runs is followed in the order it runs: the module's
+statements (the `if __name__ == "__main__":` block in its place), the functions of the module
+and of the project it calls, the project modules it imports (their import-time code), up to the
+first call that starts the runtime. Every branch counts as taken: a setting behind `if gpus:`
+is configuration, and so is an op behind `if args.train:`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfmemlint import fixes
+from tfmemlint.engine import FileContext
+from tfmemlint.model import Finding, Fix
+from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, CallSite, dotted_name
+from tfmemlint.project import FileResolver
+from tfmemlint.rules import literals
+from tfmemlint.rules.eager import FAMILY as EAGER
+from tfmemlint.rules.process_wide import FAMILY as PROCESS_WIDE
+from tfmemlint.rules.process_wide.check import (
+    FORCE_GROWTH,
+    VISIBLE_DEVICES,
+    hides_all_gpus,
+    process_wide,
+)
+from tfmemlint.rules.runtime import (
+    GRAPH_MODE,
+    GROWTH,
+    LIMIT,
+    TRAINING_METHODS,
+    starts_runtime,
+)
+from tfmemlint.rules.session_config.check import ENTRY_POINTS
+from tfmemlint.rules.unconfigured_program import FAMILY, UNCONFIGURED_PROGRAM, frameworks
+
+# How many statements the walk follows, over every function and module it enters: a bound on
+# its cost in a large program. Past it, what was not reached counts as not there.
+MAX_STATEMENTS = 2000
+MAX_CALL_DEPTH = 32
+
+# Names TF1's top level has and TF2's has not (TF2 moved them under compat.v1, or dropped them):
+# code that spells `tf.placeholder` is TF1 code, where ops reserve nothing until a session,
+# and where `tf.config.list_physical_devices` of the fix does not exist before TF 2.1.
+# A curated few of the 350: tests/test_unconfigured_program.py checks each against the
+# installed TensorFlow.
+TF1_ONLY_NAMES = frozenset(
+    {
+        "contrib",
+        "Session",
+        "InteractiveSession",
+        "ConfigProto",
+        "GPUOptions",
+        "placeholder",
+        "placeholder_with_default",
+        "get_variable",
+        "variable_scope",
+        "global_variables_initializer",
+        "local_variables_initializer",
+        "get_default_graph",
+        "reset_default_graph",
+        "set_random_seed",
+        "app",
+        "flags",
+        "gfile",
+        "logging",
+        "layers",
+        "python_io",
+        "GraphKeys",
+        "get_collection",
+        "add_to_collection",
+        "trainable_variables",
+        "global_variables",
+        "truncated_normal",
+        "random_normal",
+        "random_uniform",
+        "to_float",
+        "to_int32",
+        "log",
+        "disable_v2_behavior",
+        "enable_eager_execution",
+    }
+)
+
+# Calls that run a program's main function: `absl.app.run(main)`, `fire.Fire(main)`, ...
+_RUNNERS = frozenset({"absl.app.run", "fire.Fire", "typer.run"})
+_TF_RUNNER = "app.run"  # tf.compat.v1.app.run(main), or with no main: the module's `main`
+_CLI_DECORATORS = ("click.", "typer.")
+_TPU = frozenset(
+    {
+        "distribute.cluster_resolver.TPUClusterResolver",
+        "tpu.experimental.initialize_tpu_system",
+        "config.experimental_connect_to_cluster",
+    }
+)
+_ENTRY_WORDS = tuple(word.decode() for word in FAMILY.triggers)
+_GPU_CHOOSERS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+# A module that holds none of these sets no GPU memory up.
+_CONFIGURATION_WORDS = (*EAGER.triggers, *PROCESS_WIDE.triggers)
+MAX_MODULES = 48  # project modules one walk may enter
+_FORKS = ("multiprocessing", "ProcessPoolExecutor", "os.fork")
+_BRANCHES = (cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
+
+
+@dataclass(frozen=True)
+class Start:
+    """The call that starts the runtime, where the walk met it first."""
+
+    ctx: FileContext
+    node: cst.CSTNode
+    what: str
+    top: int  # which statement of the entry module's body was running
+    statement: cst.CSTNode  # and which of its statements, however deep
+
+
+def check(ctx: FileContext) -> Iterator[Finding]:
+    if not _may_be_an_entry(ctx):
+        return
+    anchor = _tensorflow_import(ctx)
+    if anchor is None and ctx.names.project is None:
+        return  # TensorFlow can only come from the project's own modules
+    entry = _entry_point(ctx)
+    if entry is None or _tf1_code(ctx) or _configures(ctx) or _runs_on_a_tpu(ctx):
+        return
+    walk = _Walk(ctx)
+    walk.run(entry)
+    project = ctx.names.project
+    for other in walk.contexts[1:]:  # the entry's result holds while what it read does
+        if project is not None and other.names.project is not None:
+            project.read |= other.names.project.read
+    start = walk.first_start
+    if start is None or walk.configured or walk.unsure:
+        return
+    if start.ctx is not ctx and _tf1_code(start.ctx):
+        return
+    message = (
+        f"This TF2 program starts the runtime at `{start.what}` ({_place(ctx, start)}) with "
+        "GPU memory unconfigured: it reserves nearly all of every GPU"
+    )
+    if anchor is None:
+        # No `import tensorflow` here for a fix to follow: point at what leads to the start.
+        message += "; it imports no TensorFlow itself: set GPU memory up before this line"
+        yield ctx.finding_at(UNCONFIGURED_PROGRAM, message, ctx.span(start.statement)[0])
+        return
+    why_not = _why_no_fix(ctx, anchor, walk, start)
+    fix = _fix(ctx, anchor) if why_not is None else None
+    assert anchor.statement is not None
+    yield ctx.finding(UNCONFIGURED_PROGRAM, message + (why_not or ""), anchor.statement, fix)
+
+
+def _why_no_fix(ctx: FileContext, anchor: Binding, walk: _Walk, start: Start) -> str | None:
+    """Why the growth loop after the import would not be sure to work, if it would not."""
+    body = list(ctx.module.body)
+    anchor_top = next(i for i, s in enumerate(body) if any(s is a for a in anchor.ancestry or ()))
+    if start.top <= anchor_top:
+        return "; it starts before this import, so configure it earlier"
+    if walk.chooses_gpus or _chooses_gpus_after(ctx, anchor):
+        # The loop lists the GPUs, and CUDA reads these variables once, then: set after it,
+        # they would no longer choose the GPUs. Where the loop belongs is the user's call.
+        return "; set it up after the program chooses its GPUs (CUDA_VISIBLE_DEVICES)"
+    if any(
+        setting.variable == FORCE_GROWTH and not _configures_env(setting.variable, setting.text)
+        for setting in process_wide(ctx).env
+    ):
+        return "; TF_FORCE_GPU_ALLOW_GROWTH=false here overrides memory growth"
+    if any(word in ctx.text for word in _FORKS):
+        # Listing the GPUs initializes CUDA, which a process forked after it cannot use.
+        return "; it starts processes, which must not inherit CUDA: set it up where they start"
+    return None
+
+
+def _chooses_gpus_after(ctx: FileContext, anchor: Binding) -> bool:
+    """Whether the module may choose the GPUs CUDA shows after the import: every mention of
+    the variables that do must be a literal setting in the module body before the import
+    (an IPython line, such as `%env`, never is)."""
+    if any(word in ctx.layout.set_aside for word in _GPU_CHOOSERS):
+        return True
+    early = [
+        setting
+        for setting in process_wide(ctx).env
+        if setting.variable == VISIBLE_DEVICES
+        and setting.scope.kind == "module"
+        and setting.order < anchor.order
+    ]
+    return sum(ctx.text.count(word) for word in _GPU_CHOOSERS) > len(early)
+
+
+def _place(ctx: FileContext, event: Start) -> str:
+    row = event.ctx.lines.location(event.ctx.span(event.node)[0]).row
+    if event.ctx is ctx:
+        return ctx.place(row)
+    project = ctx.names.project
+    assert project is not None
+    return f"`{project.display(event.ctx.filename)}`, line {row}"
+
+
+# -- what the entry module is --------------------------------------------------------------------
+def _tensorflow_import(ctx: FileContext) -> Binding | None:
+    """The first `import tensorflow` made directly in the module body (in a notebook, the first
+    cell's that has one), else its first import of a part of TensorFlow: where the fix goes."""
+    found = [
+        binding
+        for bindings in ctx.names.module_scope.bindings.values()
+        for binding in bindings
+        if binding.kind == "import"
+        and binding.qualified is not None
+        and (binding.qualified == TF1 or binding.qualified.startswith(TF1 + "."))
+        and binding.ancestry is not None
+        and binding.ancestry.parent is not None
+        and isinstance(binding.ancestry.parent.node, cst.Module)
+    ]
+    plain = [binding for binding in found if binding.qualified in (TF1, TF2_COMPAT)]
+    return min(plain or found, key=lambda binding: binding.order) if found else None
+
+
+def _tf1_code(ctx: FileContext) -> bool:
+    """Whether the module is TF1 code, which the session rules cover: it makes sessions, turns
+    TF2 off, imports `tensorflow.compat.v1` as its TensorFlow, or spells a name that only TF1's
+    top level has. (`tf.enable_eager_execution()` is TF1's: the session rules check its
+    config.)"""
+    names = ctx.names
+    for site in names.calls:
+        api = names.api_of(site.node.func, site.scope, site.order)
+        if api in ENTRY_POINTS or api in GRAPH_MODE:
+            return True
+    imports = [
+        binding
+        for bindings in names.module_scope.bindings.values()
+        for binding in bindings
+        if binding.kind == "import"
+    ]
+    plain = [binding for binding in imports if binding.qualified in (TF1, TF2_COMPAT)]
+    for binding in imports:
+        # `import tensorflow.compat.v1 as tf`: TF1 is the module's TensorFlow. Beside a plain
+        # `import tensorflow`, as `tf1` or `v1`, it is a migration's other half.
+        if binding.qualified == TF1_COMPAT and (binding.name == "tf" or not plain):
+            return True
+    return any(_spells_tf1(ctx, binding) for binding in plain)
+
+
+def _runs_on_a_tpu(ctx: FileContext) -> bool:
+    """Whether the module connects to a TPU in its body, unconditionally: a TPU program, whose
+    ops run there and whose GPU memory is no one's concern."""
+    names = ctx.names
+    for site in names.calls:
+        parent = site.ancestry.parent
+        at_module_level = parent is not None and isinstance(parent.node, cst.Module)
+        if at_module_level and names.api_of(site.node.func, site.scope, site.order) in _TPU:
+            return True
+    return False
+
+
+def _spells_tf1(ctx: FileContext, tensorflow: Binding) -> bool:
+    for reference in ctx.names.references(tensorflow.name, tensorflow.scope):
+        parent = reference.parents.node  # `tf` in `tf.placeholder`: the attribute around it
+        if isinstance(parent, cst.Attribute) and parent.attr.value in TF1_ONLY_NAMES:
+            return True
+    return False
+
+
+def _configures(ctx: FileContext) -> bool:
+    """Whether the module sets GPU memory up anywhere: wherever the walk would place it, the
+    rule has nothing sure to say (TFM203 reports a setting that comes too late)."""
+    names = ctx.names
+    if any(_configures_env(setting.variable, setting.text) for setting in process_wide(ctx).env):
+        return True
+    if process_wide(ctx).limits:
+        return True
+    for site in names.calls:
+        if _configuration(ctx, site) is not None:
+            return True
+    return any(
+        binding.kind == "import"
+        and binding.qualified is not None
+        and frameworks.imported(binding.qualified) is not None
+        for bindings in names.module_scope.bindings.values()
+        for binding in bindings
+    )
+
+
+def _configures_env(variable: str, text: str | None) -> bool:
+    """TF_FORCE_GPU_ALLOW_GROWTH set to anything but a plain no (TFM201 checks its spelling),
+    or CUDA_VISIBLE_DEVICES set to hide every GPU."""
+    if variable == FORCE_GROWTH:
+        return text is None or text.strip().lower() not in ("false", "0", "no", "off")
+    return variable == VISIBLE_DEVICES and text is not None and text.strip() in ("", "-1")
+
+
+def _configuration(ctx: FileContext, site: CallSite) -> str | None:
+    """What the call sets up, when it sets GPU memory up."""
+    names = ctx.names
+    api = names.api_of(site.node.func, site.scope, site.order)
+    if api in GROWTH or api in LIMIT:
+        return api
+    if hides_all_gpus(names, site):
+        return "set_visible_devices([], 'GPU')"
+    for qualified in names.qualified_names(site.node.func, site.scope, site.order) or ():
+        if frameworks.called(qualified, site.node) is not None:
+            return qualified
+    return None
+
+
+def _may_be_an_entry(ctx: FileContext) -> bool:
+    """The cheap part of `_entry_point`, first: every checker runs on every file parsed."""
+    if ctx.layout.separator is not None or any(word in ctx.text for word in _ENTRY_WORDS):
+        return True
+    project = ctx.names.project
+    return project is not None and bool(project.script_functions())
+
+
+def _is_main_guard(statement: cst.CSTNode) -> bool:
+    """`if __name__ == "__main__":`, either way round."""
+    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+        return False
+    test = statement.test
+    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = [test.left, *(c.comparator for c in test.comparisons)]
+    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) and any(
+        literals.string(s) == "__main__" for s in sides
+    )
+
+
+def _entry_point(ctx: FileContext) -> tuple[cst.FunctionDef, ...] | None:
+    """None for a library module; for an entry point, the functions that run beyond its body:
+    the click or typer commands it defines, the functions its script entries name."""
+    if ctx.layout.separator is not None:
+        return ()  # a notebook
+    body = ctx.module.body
+    names = ctx.names
+    functions = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+    commands = tuple(f for f in functions.values() if _is_command(ctx, f))
+    project = names.project
+    scripts = project.script_functions() if project is not None else frozenset()
+    run_by_scripts = tuple(functions[name] for name in sorted(scripts) if name in functions)
+    if commands or run_by_scripts:
+        return commands + run_by_scripts
+    if any(_is_main_guard(statement) for statement in body):
+        return ()
+    for site in names.calls:
+        if site.scope is not names.module_scope:
+            continue  # in a function or class: it runs when (if) that is called
+        if _runner(ctx, site) is not None:
+            return ()
+        if _trains(ctx, site.node.func):
+            return ()
+    return None
+
+
+def _trains(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """`model.fit`, `evaluate`, `predict`... in a module that uses Keras: the same names in
+    scikit-learn's API train no TensorFlow model."""
+    is_method = isinstance(func, cst.Attribute) and func.attr.value in TRAINING_METHODS
+    return is_method and "keras" in ctx.text
+
+
+def _is_command(
+    ctx: FileContext, function: cst.FunctionDef, seen: frozenset[int] = frozenset()
+) -> bool:
+    """A click or typer command: `@click.command()`, `@cli.command()` on a click group,
+    `@app.command()` on a `typer.Typer()`."""
+    if id(function) in seen:
+        return False  # a decorator that names its own function
+    seen = seen | {id(function)}
+    for decorator in function.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        spelled = dotted_name(expr) or ""
+        site_scope = ctx.names.module_scope
+        names = ctx.names.spelled_names(expr, site_scope, sys.maxsize) or set()
+        if any(name.startswith(_CLI_DECORATORS) for name in names):
+            return True
+        head, _, attribute = spelled.rpartition(".")
+        if attribute in ("command", "group", "callback") and head and "." not in head:
+            found = ctx.names.lookup(head, site_scope, sys.maxsize)
+            bindings = found[1] if found else []
+            if any(_makes_cli(ctx, binding, seen) for binding in bindings):
+                return True
+    return False
+
+
+def _makes_cli(ctx: FileContext, binding: Binding, seen: frozenset[int]) -> bool:
+    """`app = typer.Typer()`, or a function that is itself a click group."""
+    if isinstance(binding.statement, cst.FunctionDef):
+        return _is_command(ctx, binding.statement, seen)
+    if binding.kind == "assign" and isinstance(binding.value, cst.Call):
+        spelled = ctx.names.spelled_names(binding.value.func, binding.scope, binding.order)
+        return any(name.startswith(_CLI_DECORATORS) for name in spelled or ())
+    return False
+
+
+def _runner(ctx: FileContext, site: CallSite) -> list[cst.BaseExpression] | None:
+    """For a call that runs a program's main function, the functions it runs (`main` in
+    `app.run(main)`); None for any other call."""
+    names = ctx.names
+    func = site.node.func
+    qualified = names.qualified_names(func, site.scope, site.order) or set()
+    if qualified & _RUNNERS or names.api_of(func, site.scope, site.order) == _TF_RUNNER:
+        run = [arg.value for arg in site.node.args if arg.keyword is None and not arg.star]
+        if not run and names.api_of(func, site.scope, site.order) == _TF_RUNNER:
+            run = [cst.Name("main")]  # it calls the main module's `main`
+        return run[:1]
+    return None
+
+
+# -- the walk ------------------------------------------------------------------------------------
+class _Walk:
+    """Follows the code an entry point runs, in order, to the first call that starts the
+    runtime, noting whether something set GPU memory up before it."""
+
+    def __init__(self, entry: FileContext) -> None:
+        self.entry = entry
+        self.first_start: Start | None = None
+        self.configured = False  # a setting came first (or TF1's graph mode: no op starts it)
+        self.budget = MAX_STATEMENTS
+        self.depth = 0
+        self.top = 0
+        self.followed: set[tuple[int, int]] = set()
+        self.modules: set[str] = {entry.filename}
+        # The class of each method being followed (None for a plain function): what `self` is.
+        self.owners: list[tuple[FileContext, cst.ClassDef] | None] = []
+        self.unsure = False  # a call it could not follow may have set GPU memory up
+        self.chooses_gpus = False  # a module it entered sets CUDA_VISIBLE_DEVICES
+        self.contexts: list[FileContext] = [entry]  # every module it read
+        self.running: cst.CSTNode | None = None  # the entry module's statement being run
+
+    def done(self) -> bool:
+        return self.first_start is not None or self.configured or self.unsure or self.budget <= 0
+
+    def read(self, other: FileContext | None) -> FileContext | None:
+        """Another module the walk enters, noted: its reads count for the entry's result, and
+        a GPU choice made there makes the fix's place unsure."""
+        if other is not None and other not in self.contexts:
+            self.contexts.append(other)
+            if any(word in other.text for word in _GPU_CHOOSERS):
+                self.chooses_gpus = True
+        return other
+
+    def run(self, functions: Sequence[cst.FunctionDef]) -> None:
+        entry = self.entry
+        for index, statement in enumerate(entry.module.body):
+            if self.done():
+                return
+            self.top = index
+            if isinstance(statement, cst.If) and _is_main_guard(statement):
+                self.block(entry, statement.body)
+            else:
+                self.statement(entry, statement)
+        self.top = len(entry.module.body)
+        for function in functions:
+            self.function_body(entry, function)
+
+    def starts(self, ctx: FileContext, node: cst.CSTNode, what: str) -> None:
+        if self.first_start is None:
+            assert self.running is not None
+            self.first_start = Start(ctx, node, what, self.top, self.running)
+
+    def block(self, ctx: FileContext, suite: cst.BaseSuite | cst.CSTNode | None) -> None:
+        statements = getattr(suite, "body", ())
+        for statement in statements:
+            if self.done():
+                return
+            self.statement(ctx, statement)
+
+    def statement(self, ctx: FileContext, node: cst.CSTNode) -> None:
+        self.budget -= 1
+        if ctx is self.entry:
+            self.running = node
+        if isinstance(node, cst.FunctionDef):
+            # Its decorators and default values run now; its body when it is called.
+            for decorator in node.decorators:
+                self.expression(ctx, decorator.decorator)
+            for default in _defaults(node.params):
+                self.expression(ctx, default)
+            return
+        if isinstance(node, cst.ClassDef):
+            for decorator in node.decorators:
+                self.expression(ctx, decorator.decorator)
+            for base in (*node.bases, *node.keywords):
+                self.expression(ctx, base.value)
+            self.block(ctx, node.body)  # a class body runs as the class is defined
+            return
+        if isinstance(node, cst.If) and _is_main_guard(node):
+            return  # another module's: it does not run on import
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                self.small_statement(ctx, small)
+            return
+        if isinstance(node, cst.BaseSmallStatement):
+            self.small_statement(ctx, node)
+            return
+        for part in _parts(node):
+            if self.done():
+                return
+            if isinstance(part, cst.BaseSuite):
+                self.block(ctx, part)
+            elif isinstance(part, _BRANCHES):
+                self.block(ctx, part.body)
+            elif isinstance(part, cst.If):
+                self.statement(ctx, part)
+            else:
+                self.expression(ctx, part)
+
+    def small_statement(self, ctx: FileContext, node: cst.CSTNode) -> None:
+        if self.done():
+            return
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            self.imports(ctx, node)
+            return
+        if isinstance(node, cst.Assign):
+            setting = _env_setting(ctx, node)
+            if setting:
+                self.configured = True
+                return
+        self.expression(ctx, node)
+
+    def expression(self, ctx: FileContext, node: cst.CSTNode) -> None:
+        for call in _calls_in_order(node):
+            if self.done():
+                return
+            self.call(ctx, call)
+
+    def call(self, ctx: FileContext, call: cst.Call) -> None:
+        names = ctx.names
+        site = names.call_site(call)
+        if site is None:
+            return
+        configured = _configuration(ctx, site)
+        if configured is None and _env_setting(ctx, call):
+            configured = "environment"
+        if configured is not None:
+            self.configured = True
+            return
+        api = names.api_of(call.func, site.scope, site.order)
+        if api in GRAPH_MODE:
+            self.configured = True  # TF1 from here on: no op starts the runtime
+            return
+        if starts_runtime(api):
+            self.starts(ctx, call, f"{dotted_name(call.func) or api}()")
+            return
+        func = call.func
+        if _trains(ctx, func) and api is None:
+            self.starts(ctx, call, f"{dotted_name(func) or 'fit'}()")
+            return
+        run = _runner(ctx, site)
+        for target in run if run is not None else [func]:
+            self.callee(ctx, site, target)
+
+    def callee(self, ctx: FileContext, site: CallSite, func: cst.BaseExpression) -> None:
+        """Follow a call into what it runs: a function of the module's or the project's, a
+        class's `__init__`, a method of a class of theirs (`self.run()`, `Trainer().run()`,
+        `t.run()` after `t = Trainer()`, `Gpu.setup()`). A call into a project module that
+        sets GPU memory up somewhere, but that cannot be followed, leaves the walk unsure."""
+        found = self._definition(ctx, site, func)
+        if found is not None:
+            where, definition, owner = found
+            if isinstance(definition, cst.ClassDef):
+                owner, definition = definition, _method(definition, "__init__")
+            if definition is not None:
+                self.function_body(where, definition, owner)
+            return
+        if isinstance(func, cst.Attribute):
+            owner_found = self._class_of(ctx, site, func.value)
+            if owner_found is not None:
+                where, owner = owner_found
+                method = _method(owner, func.attr.value)
+                if method is not None:
+                    self.function_body(where, method, owner)
+                return
+        project = ctx.names.project
+        head = _head(func)
+        spelled = ctx.names.spelled_names(head, site.scope, site.order) if head else None
+        for name in spelled or () if project is not None else ():
+            path = project.module(name) or _project_module_of(project, name)
+            if path is not None and project.mentions(path, _CONFIGURATION_WORDS):
+                self.unsure = True
+
+    def _definition(
+        self, ctx: FileContext, site: CallSite, func: cst.BaseExpression
+    ) -> tuple[FileContext, cst.FunctionDef | cst.ClassDef, cst.ClassDef | None] | None:
+        """Where `func` is defined, when it is a function, class or static method of this
+        module or of a project module: (that module, the definition, its class if a method)."""
+        if isinstance(func, cst.Name):
+            local = _local_definition(ctx, site, func)
+            if local is not None:
+                return ctx, local, None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            local = _local_definition(ctx, site, func.value)
+            if isinstance(local, cst.ClassDef):  # `Gpu.setup()`
+                method = _method(local, func.attr.value)
+                return (ctx, method, local) if method is not None else None
+        project = ctx.names.project
+        spelled = ctx.names.spelled_names(func, site.scope, site.order)
+        if project is None or spelled is None or len(spelled) != 1:
+            return None
+        (name,) = spelled
+        head, _, last = name.rpartition(".")
+        path = project.locate(name)
+        if path is not None:
+            other = self.read(self.entry.other_module(path))
+            function = _module_definition(other, last) if other is not None else None
+            return (other, function, None) if other is not None and function else None
+        # `mod.Class` or `mod.Class.method`, the class defined in the project module `mod`
+        for class_path, method_name in ((name, None), (head, last)):
+            module, _, class_name = class_path.rpartition(".")
+            path = project.module(module) if module else None
+            other = self.read(self.entry.other_module(path)) if path is not None else None
+            definition = _module_definition(other, class_name) if other is not None else None
+            if other is None or not isinstance(definition, cst.ClassDef):
+                continue
+            if method_name is None:
+                return other, definition, None
+            method = _method(definition, method_name)
+            return (other, method, definition) if method is not None else None
+        return None
+
+    def _class_of(
+        self, ctx: FileContext, site: CallSite, receiver: cst.BaseExpression
+    ) -> tuple[FileContext, cst.ClassDef] | None:
+        """The class of the module's or the project's whose object `receiver` is, where that
+        is plain: `self` in a method being followed, `Trainer()`, a name bound once to it."""
+        if isinstance(receiver, cst.Name) and receiver.value == "self":
+            return self.owners[-1] if self.owners and self.owners[-1] else None
+        if isinstance(receiver, cst.Name):
+            found = ctx.names.lookup(receiver.value, site.scope, site.order)
+            if found is None or len(found[1]) != 1 or found[1][0].kind != "assign":
+                return None
+            receiver = found[1][0].value  # type: ignore[assignment]
+        if isinstance(receiver, cst.Call):
+            found_class = self._definition(ctx, site, receiver.func)
+            if found_class is not None and isinstance(found_class[1], cst.ClassDef):
+                return found_class[0], found_class[1]
+        return None
+
+    def function_body(
+        self, ctx: FileContext, function: cst.FunctionDef, owner: cst.ClassDef | None = None
+    ) -> None:
+        key = (id(ctx), id(function))
+        if key in self.followed or self.depth >= MAX_CALL_DEPTH:
+            return
+        self.followed.add(key)
+        self.depth += 1
+        self.owners.append((ctx, owner) if owner is not None else None)
+        try:
+            self.block(ctx, function.body)
+        finally:
+            self.depth -= 1
+            self.owners.pop()
+
+    def imports(self, ctx: FileContext, node: cst.Import | cst.ImportFrom) -> None:
+        """An import runs the project modules it names, once: their import-time code."""
+        for name in _imported_names(node):
+            if frameworks.imported(name) is not None:
+                self.configured = True
+                return
+            project = ctx.names.project
+            path = project.module(name) if project is not None else None
+            if path is not None and path not in self.modules:
+                self.modules.add(path)
+                if len(self.modules) > MAX_MODULES:
+                    self.unsure = True  # past what a lint may spend on one program
+                    return
+                if project is not None and not project.module_uses_tensorflow(path):
+                    continue  # it can neither start the runtime nor set GPU memory up
+                other = self.read(self.entry.other_module(path))
+                if other is not None:
+                    self.block(other, other.module)
+            if self.done():
+                return
+
+
+def _imported_names(node: cst.Import | cst.ImportFrom) -> Iterator[str]:
+    """The modules an import may run, outermost first (`a`, `a.b` for `import a.b`), and for a
+    `from` import the names it takes, which may be submodules."""
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            parts = full.split(".") if full else []
+            for length in range(1, len(parts) + 1):
+                yield ".".join(parts[:length])
+        return
+    module = dotted_name(node.module) if node.module is not None else ""
+    if module is None:
+        return
+    dots = "." * len(node.relative)
+    parts = module.split(".") if module else []
+    for length in range(1, len(parts) + 1):
+        yield dots + ".".join(parts[:length])
+    base = dots + module
+    if isinstance(node.names, cst.ImportStar):
+        return
+    for alias in node.names:
+        imported = dotted_name(alias.name)
+        if imported is not None:
+            yield f"{base}{imported}" if base.endswith(".") else f"{base}.{imported}"
+
+
+def _env_setting(ctx: FileContext, node: cst.CSTNode) -> str | None:
+    """The environment variable a statement or call sets to configure GPU memory."""
+    for setting in process_wide(ctx).env:
+        if setting.node is node and _configures_env(setting.variable, setting.text):
+            return setting.variable
+    return None
+
+
+def _parts(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """A compound statement's expressions and blocks, in the order they run."""
+    if isinstance(node, cst.If):
+        return [node.test, node.body, *([node.orelse] if node.orelse is not None else [])]
+    if isinstance(node, (cst.For, cst.While)):
+        head = node.iter if isinstance(node, cst.For) else node.test
+        return [head, node.body, *([node.orelse] if node.orelse is not None else [])]
+    if isinstance(node, cst.With):
+        return [*(item.item for item in node.items), node.body]
+    if isinstance(node, (cst.Try, cst.TryStar)):
+        tail = [p for p in (node.orelse, node.finalbody) if p is not None]
+        return [node.body, *node.handlers, *tail]
+    if isinstance(node, cst.Match):
+        return [node.subject, *node.cases]
+    return []
+
+
+def _calls_in_order(node: cst.CSTNode) -> list[cst.Call]:
+    """The calls in an expression or small statement in the order they complete: arguments
+    before the call. Not those in a lambda, which runs later if at all."""
+    found: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def leave_Call(self, original_node: cst.Call) -> None:
+            found.append(original_node)
+
+    node.visit(Calls())
+    return found
+
+
+def _local_definition(
+    ctx: FileContext, site: CallSite, name: cst.Name
+) -> cst.FunctionDef | cst.ClassDef | None:
+    """The one `def` or `class` of this module that `name` is bound to where it is called."""
+    found = ctx.names.lookup(name.value, site.scope, site.order)
+    if found is None or len(found[1]) != 1:
+        return None
+    definition = found[1][0].statement
+    if isinstance(definition, (cst.FunctionDef, cst.ClassDef)):
+        return definition if definition.name.value == name.value else None
+    return None
+
+
+def _defaults(params: cst.Parameters) -> Iterator[cst.BaseExpression]:
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.default is not None:
+            yield param.default
+
+
+def _method(definition: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    body = definition.body.body if isinstance(definition.body, cst.IndentedBlock) else ()
+    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+def _module_definition(ctx: FileContext, name: str) -> cst.FunctionDef | cst.ClassDef | None:
+    """The function or class the module defines at its top level as `name`."""
+    definitions = (cst.FunctionDef, cst.ClassDef)
+    return next(
+        (s for s in ctx.module.body if isinstance(s, definitions) and s.name.value == name),
+        None,
+    )
+
+
+def _head(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The dotted name a call's target starts from: `gpu.setup` of `gpu.setup()`, `gpu.REGISTRY`
+    of `gpu.REGISTRY["setup"]()`, `gpu.make` of `gpu.make().run()`."""
+    while not isinstance(expr, (cst.Name, cst.Attribute)) or dotted_name(expr) is None:
+        if isinstance(expr, (cst.Subscript, cst.Attribute)):
+            expr = expr.value
+        elif isinstance(expr, cst.Call):
+            expr = expr.func
+        else:
+            return None
+    return expr
+
+
+def _project_module_of(project: FileResolver, name: str) -> str | None:
+    """The project module that the longest importable head of `name` names."""
+    parts = name.split(".")
+    for length in range(len(parts) - 1, 0, -1):
+        path = project.module(".".join(parts[:length]))
+        if path is not None:
+            return path
+    return None
+
+
+# -- the fix -------------------------------------------------------------------------------------
+def _fix(ctx: FileContext, anchor: Binding) -> Fix | None:
+    """The growth loop, on the line after the module's first TensorFlow import."""
+    if ctx.policy.fraction is not None:
+        return None  # TF2 has no fraction to set: the message's user decides the limit
+    lines = []
+    alias = anchor.name
+    if anchor.qualified not in (TF1, TF2_COMPAT):
+        if "tf" in ctx.names.all_names:
+            return None
+        alias = "tf"
+        lines.append("import tensorflow as tf")
+    variable = next((v for v in ("gpu", "_gpu") if v not in ctx.names.all_names), None)
+    if variable is None:
+        return None
+    unit = ctx.module.default_indent
+    lines += [
+        f'for {variable} in {alias}.config.list_physical_devices("GPU"):',
+        f"{unit}try:",
+        f"{unit}{unit}{alias}.config.experimental.set_memory_growth({variable}, True)",
+        f"{unit}except RuntimeError:",
+        f"{unit}{unit}pass  # the runtime already started",
+    ]
+    assert anchor.statement is not None
+    row = ctx.lines.location(ctx.span(anchor.statement)[0]).row
+    edit = fixes.insert_line_after(ctx, anchor, ctx.lines.newline_of(row).join(lines))
+    if edit is None:
+        return None
+    return Fix("Turn on memory growth on every GPU right after the import", (edit,))
