@@ -99,6 +99,7 @@ class ProjectIndex:
         self._reaches: dict[str, tuple[bool, _Deps]] = {}
         self._scripts: dict[str, tuple[dict[str, frozenset[str]], _Deps]] = {}
         self._uses: dict[str, tuple[bool, _Deps]] = {}
+        self._raw: dict[str, tuple[bytes | None, _Deps]] = {}
         self._search: dict[str, tuple[str, ...]] = {}
         self._installed_folders: dict[str, str | None] = {}
         self._roots: dict[str, str] = {}
@@ -160,6 +161,12 @@ class ProjectIndex:
         source_layout = os.path.join(root, "src")  # the packages of a `src` layout
         if source_layout not in dirs and self._isdir(source_layout):
             dirs.append(source_layout)
+        if folder != root and self._isfile(os.path.join(folder, "__init__.py")):
+            # A package's module is imported through its package, from above; its folder is
+            # sys.path[0] only when it runs as a script. So `from tcn.tcn import f` in
+            # tcn/__init__.py means the package's tcn.py, whatever the folder holds.
+            dirs.remove(folder)
+            dirs.append(folder)
         self._search[folder] = tuple(dirs)
         return self._search[folder]
 
@@ -203,10 +210,17 @@ class ProjectIndex:
         known = self._summaries.get(path)
         if known is not None:
             return known
-        raw, read = _read(path)
+        raw, read = self.read(path)
         summary = _summarize(raw) if raw is not None else None
         self._summaries[path] = (summary, read)
         return summary, read
+
+    def read(self, path: str) -> tuple[bytes | None, _Deps]:
+        """A project file's bytes, read once per run, and the file, as a dependency."""
+        known = self._raw.get(path)
+        if known is None:
+            known = self._raw[path] = _read(path)
+        return known
 
     def script_functions(self, filename: str) -> tuple[frozenset[str], _Deps]:
         """The functions of the module `filename` that an entry of `[project.scripts]`,
@@ -526,7 +540,7 @@ class ProjectIndex:
             return known
         outermost = not seen
         seen.add(path)
-        raw, read = _read(path)
+        raw, read = self.read(path)
         uses = raw is not None and any(word in raw for word in _TENSORFLOW_WORDS)
         for imported in _imports(raw) if raw is not None and not uses else ():
             module, _, _, absent = self._find(imported, path, installed=False)
@@ -676,18 +690,24 @@ class FileResolver:
         self.read |= read
         return uses
 
-    def module_uses_tensorflow(self, path: str) -> bool:
-        """Whether a project module's code names TensorFlow, or its TensorFlow environment
-        variables, itself or through the project modules it imports."""
-        uses, read = self.index._module_uses(path, set())
-        self.read |= read
-        return uses
-
     def mentions(self, path: str, words: Iterable[bytes]) -> bool:
         """Whether a project file holds one of the words; its answer depends on that file."""
-        raw, read = _read(path)
+        raw, read = self.index.read(path)
         self.read |= read
         return raw is not None and any(word in raw for word in words)
+
+    def imports_of(self, path: str) -> list[str]:
+        """The project module files that the project module `path` imports, in order (its
+        functions' imports too: what may run when it is imported)."""
+        raw, read = self.index.read(path)
+        self.read |= read
+        found = []
+        for imported in _imports(raw) if raw is not None else ():
+            module, _, _, absent = self.index._find(imported, path, installed=False)
+            self.read |= absent
+            if module is not None:
+                found.append(module)
+        return found
 
     def reaches_tensorflow(self, raw: bytes) -> bool:
         reaches, read = self.index.reaches_tensorflow(self.importer, raw)

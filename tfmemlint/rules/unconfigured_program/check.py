@@ -102,7 +102,15 @@ _ENTRY_WORDS = tuple(word.decode() for word in FAMILY.triggers)
 _GPU_CHOOSERS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
 # A module that holds none of these sets no GPU memory up.
 _CONFIGURATION_WORDS = (*EAGER.triggers, *PROCESS_WIDE.triggers)
-MAX_MODULES = 48  # project modules one walk may enter
+# What a module that sets GPU memory up or chooses the GPUs at import time holds (the
+# frameworks' names: `import merlin.models.tf` in a project module configures too).
+_IMPORT_TIME_WORDS = (
+    *_CONFIGURATION_WORDS,
+    *(word.encode() for word in _GPU_CHOOSERS),
+    *{framework.name.split(".")[0].encode() for framework in frameworks.IMPORTS},
+)
+_TENSORFLOW_WORDS = (b"tensorflow", b"keras")
+MAX_MODULES = 2000  # project modules one walk may visit (it parses only a few of them)
 _FORKS = ("multiprocessing", "ProcessPoolExecutor", "os.fork")
 _BRANCHES = (cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
 
@@ -127,7 +135,8 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     entry = _entry_point(ctx)
     if entry is None or _tf1_code(ctx) or _configures(ctx) or _runs_on_a_tpu(ctx):
         return
-    walk = _Walk(ctx)
+    anchor_top = _top_index(ctx, anchor) if anchor is not None else -1
+    walk = _Walk(ctx, anchor_top)
     walk.run(entry)
     project = ctx.names.project
     for other in walk.contexts[1:]:  # the entry's result holds while what it read does
@@ -155,9 +164,7 @@ def check(ctx: FileContext) -> Iterator[Finding]:
 
 def _why_no_fix(ctx: FileContext, anchor: Binding, walk: _Walk, start: Start) -> str | None:
     """Why the growth loop after the import would not be sure to work, if it would not."""
-    body = list(ctx.module.body)
-    anchor_top = next(i for i, s in enumerate(body) if any(s is a for a in anchor.ancestry or ()))
-    if start.top <= anchor_top:
+    if start.top <= _top_index(ctx, anchor):
         return "; it starts before this import, so configure it earlier"
     if walk.chooses_gpus or _chooses_gpus_after(ctx, anchor):
         # The loop lists the GPUs, and CUDA reads these variables once, then: set after it,
@@ -172,6 +179,12 @@ def _why_no_fix(ctx: FileContext, anchor: Binding, walk: _Walk, start: Start) ->
         # Listing the GPUs initializes CUDA, which a process forked after it cannot use.
         return "; it starts processes, which must not inherit CUDA: set it up where they start"
     return None
+
+
+def _top_index(ctx: FileContext, binding: Binding) -> int:
+    """Which statement of the module body made the binding."""
+    ancestry = list(binding.ancestry or ())
+    return next(i for i, s in enumerate(ctx.module.body) if any(s is a for a in ancestry))
 
 
 def _chooses_gpus_after(ctx: FileContext, anchor: Binding) -> bool:
@@ -414,8 +427,11 @@ class _Walk:
     """Follows the code an entry point runs, in order, to the first call that starts the
     runtime, noting whether something set GPU memory up before it."""
 
-    def __init__(self, entry: FileContext) -> None:
+    def __init__(self, entry: FileContext, anchor_top: int) -> None:
         self.entry = entry
+        # Up to the statement with the fix's `import tensorflow`, a start at import time
+        # decides where a fix can go: modules imported there are read for one.
+        self.anchor_top = anchor_top
         self.first_start: Start | None = None
         self.configured = False  # a setting came first (or TF1's graph mode: no op starts it)
         self.budget = MAX_STATEMENTS
@@ -655,22 +671,37 @@ class _Walk:
 
     def imports(self, ctx: FileContext, node: cst.Import | cst.ImportFrom) -> None:
         """An import runs the project modules it names, once: their import-time code."""
+        project = ctx.names.project
         for name in _imported_names(node):
             if frameworks.imported(name) is not None:
                 self.configured = True
                 return
-            project = ctx.names.project
             path = project.module(name) if project is not None else None
-            if path is not None and path not in self.modules:
-                self.modules.add(path)
-                if len(self.modules) > MAX_MODULES:
-                    self.unsure = True  # past what a lint may spend on one program
-                    return
-                if project is not None and not project.module_uses_tensorflow(path):
-                    continue  # it can neither start the runtime nor set GPU memory up
-                other = self.read(self.entry.other_module(path))
-                if other is not None:
-                    self.block(other, other.module)
+            if path is not None and project is not None:
+                self.module(project, path)
+            if self.done():
+                return
+
+    def module(self, project: FileResolver, path: str) -> None:
+        """Run a project module's import-time code, as far as it may set GPU memory up or
+        choose the GPUs (or, imported before the fix's place, start the runtime): a module
+        whose text cannot is not parsed, only the modules it imports are run in turn. (A
+        runtime started at import later on is not seen: the start found after it still makes
+        the finding.)"""
+        if path in self.modules:
+            return
+        self.modules.add(path)
+        if len(self.modules) > MAX_MODULES:
+            self.unsure = True  # past what a lint may spend on one program
+            return
+        early = self.top <= self.anchor_top
+        if project.mentions(path, _IMPORT_TIME_WORDS + (_TENSORFLOW_WORDS if early else ())):
+            other = self.read(self.entry.other_module(path))
+            if other is not None:
+                self.block(other, other.module)
+            return
+        for imported in project.imports_of(path):
+            self.module(project, imported)
             if self.done():
                 return
 
