@@ -17,7 +17,7 @@ from types import CodeType
 
 from tfmemlint.model import Rule
 from tfmemlint.rules import FAMILIES, RuleFamily
-from tfmemlint.source import compile_python
+from tfmemlint.source import compile_python, parse_python
 
 # (trigger words, module words): a file passes when it holds a trigger word and, where module
 # words are given, one of those too.
@@ -79,21 +79,26 @@ def _module_family_triggers(selected: frozenset[str]) -> tuple[bytes, ...]:
 CodeCondition = tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
 
 
+# A byte condition and the family's screen of the syntax tree, if it has one.
+ScreenedCondition = tuple[tuple[bytes, ...], tuple[bytes, ...], str | None]
+
+
 @lru_cache(maxsize=8)
 def _code_conditions(
     selected: frozenset[str],
-) -> tuple[tuple[Condition, ...], tuple[CodeCondition, ...]]:
+) -> tuple[tuple[ScreenedCondition, ...], tuple[tuple[Condition, CodeCondition], ...]]:
     """(byte conditions of the families whose words may sit in strings, code conditions of the
-    rest). A rule with trigger words of its own (TFM205's `"__main__"`) puts its family in the
-    first group whenever it is selected."""
-    in_text: list[Condition] = []
-    in_code: list[CodeCondition] = []
+    rest). A rule with trigger words of its own puts its family in the first group whenever it
+    is selected."""
+    in_text: list[ScreenedCondition] = []
+    in_code: list[tuple[Condition, CodeCondition]] = []
     for family, chosen, triggers in _selected_families(selected):
         if family.names and not any(rule.triggers for rule in chosen):
             modules = tuple(module.decode() for module in family.modules)
-            in_code.append((modules, tuple(tuple(name.split(".")) for name in family.names)))
+            names = tuple(tuple(name.split(".")) for name in family.names)
+            in_code.append(((tuple(sorted(triggers)), family.modules), (modules, names)))
         else:
-            in_text.append((tuple(sorted(triggers)), family.modules))
+            in_text.append((tuple(sorted(triggers)), family.modules, family.screen))
     return tuple(in_text), tuple(in_code)
 
 
@@ -108,16 +113,28 @@ def code_may_have_findings(
     alias (`S = tf.Session`) or an attribute. CPython keeps every such name, dead code's
     included, except in annotations it never evaluates (under `from __future__ import
     annotations`, and on local variables): a session created inside one is not found. Source
-    CPython cannot compile goes on, for libcst to report what is wrong with it.
+    CPython cannot compile goes on, for libcst to report what is wrong with it. A family's
+    screen sees CPython's syntax tree where the family passed on its words alone.
     """
     in_text, in_code = _code_conditions(selected)
     if through_project:
-        in_text = tuple((triggers, ()) for triggers, _ in in_text)
-        in_code = tuple(((), names) for _, names in in_code)
-    if any(_holds(raw, condition) for condition in in_text):
+        in_text = tuple((triggers, (), screen) for triggers, _, screen in in_text)
+        in_code = tuple(((triggers, ()), ((), names)) for (triggers, _), (_, names) in in_code)
+    screens = []
+    for triggers, modules, screen in in_text:
+        if _holds(raw, (triggers, modules)):
+            if screen is None:
+                return True
+            screens.append(screen)
+    # Only a family whose words the bytes hold can use its names in code: no compile for a
+    # file that came this far on a screened family's words alone.
+    named = tuple(names for words, names in in_code if _holds(raw, words))
+    if named and _names_match(raw, named):
         return True
-    if not in_code:
-        return False
+    return bool(screens) and _screened_in(raw, screens)
+
+
+def _names_match(raw: bytes, in_code: tuple[CodeCondition, ...]) -> bool:
     used = _names_in_code(raw)
     if used is None:
         return True
@@ -128,6 +145,21 @@ def code_may_have_findings(
         and any(all(part in components for part in name) for name in names)
         for modules, names in in_code
     )
+
+
+def _screened_in(raw: bytes, screens: list[str]) -> bool:
+    """Whether a family's screen lets the file through (or CPython cannot parse it)."""
+    import importlib
+
+    try:
+        tree = parse_python(raw)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    for screen in screens:
+        module, _, function = screen.partition(":")
+        if getattr(importlib.import_module(module), function)(tree):
+            return True
+    return False
 
 
 def _holds(raw: bytes, condition: Condition) -> bool:

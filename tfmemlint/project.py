@@ -40,8 +40,6 @@ MAX_DEPTH = 64
 # The packages whose names the rules know: never looked for in the project, even where the
 # project holds a copy (TensorFlow's own tree).
 TENSORFLOW_ROOTS = frozenset({"tensorflow", "tensorflow_estimator", "keras", "tf_slim"})
-# What a module that starts TensorFlow's runtime, or sets its GPU memory up, holds.
-_TENSORFLOW_WORDS = (b"tensorflow", b"keras", b"TF_FORCE_GPU_ALLOW_GROWTH", b"CUDA_VISIBLE_DEVICES")
 _MARKERS = (".git",)
 
 
@@ -98,7 +96,8 @@ class ProjectIndex:
         self._via: dict[tuple[str, str], str] = {}  # the module a resolved name came from
         self._reaches: dict[str, tuple[bool, _Deps]] = {}
         self._scripts: dict[str, tuple[dict[str, frozenset[str]], _Deps]] = {}
-        self._uses: dict[str, tuple[bool, _Deps]] = {}
+        self._imported: dict[str, tuple[list[str], _Deps]] = {}
+        self.trees: dict[str, ast.Module | None] = {}  # modules read with `ast` (syntax_tree)
         self._raw: dict[str, tuple[bytes | None, _Deps]] = {}
         self._search: dict[str, tuple[str, ...]] = {}
         self._installed_folders: dict[str, str | None] = {}
@@ -516,45 +515,24 @@ class ProjectIndex:
         module, length, parts, absent = self._find(star, path, installed=False)
         return (module if module is not None and length == len(parts) else None), absent
 
-    def uses_tensorflow(self, filename: str, raw: bytes) -> tuple[bool, _Deps]:
-        """Whether a file imports a project module whose code names TensorFlow, itself or
-        through the project modules it imports: the pre-filter's way in for a program that
-        leaves TensorFlow to its project's modules (TFM205)."""
-        importer = os.path.abspath(filename)
-        read: _Deps = _NOTHING
-        for imported in _imports(raw):
-            module, _, _, absent = self._find(imported, importer, installed=False)
-            read |= absent
-            if module is not None:
-                uses, more = self._module_uses(module, set())
-                read |= more
-                if uses:
-                    return True, read
-        return False, read
-
-    def _module_uses(self, path: str, seen: set[str]) -> tuple[bool, _Deps]:
-        """Whether a project module's code names TensorFlow, or one of the project modules it
-        imports does. `seen`: the modules this question already visited."""
-        known = self._uses.get(path)
+    def imported_modules(self, importer: str, raw: bytes | None) -> tuple[list[str], _Deps]:
+        """The project module files that `importer`'s imports name, in order (its functions'
+        imports too: what may run once it is imported); remembered per file."""
+        known = self._imported.get(importer)
         if known is not None:
             return known
-        outermost = not seen
-        seen.add(path)
-        raw, read = self.read(path)
-        uses = raw is not None and any(word in raw for word in _TENSORFLOW_WORDS)
-        for imported in _imports(raw) if raw is not None and not uses else ():
-            module, _, _, absent = self._find(imported, path, installed=False)
+        found: list[str] = []
+        read: _Deps = _NOTHING
+        # Read line by line: as cheap as a regular expression, where `ast` would cost a
+        # parse of every module a program reaches. A multi-line `from x import (a, b)` gives x
+        # and a; an import in a docstring counts too: more modules looked at, never fewer.
+        for imported in _imports_in_lines(raw) if raw is not None else ():
+            module, _, _, absent = self._find(imported, importer, installed=False)
             read |= absent
-            if module is None or module in seen or len(seen) > MAX_DEPTH:
-                continue
-            uses, more = self._module_uses(module, seen)
-            read |= more
-            if uses:
-                break
-        # A "no" met below a module still being asked about may be that module's "yes".
-        if uses or outermost:
-            self._uses[path] = (uses, read)
-        return uses, read
+            if module is not None and module not in found:
+                found.append(module)
+        self._imported[importer] = (found, read)
+        return found, read
 
     def reaches_tensorflow(self, filename: str, raw: bytes) -> tuple[bool, _Deps]:
         """Whether a file imports something of the project's that stands for TensorFlow: the
@@ -685,28 +663,31 @@ class FileResolver:
         path = self.index.via(name, self.importer)
         return None if path is None else self.display(path)
 
-    def uses_tensorflow(self, raw: bytes) -> bool:
-        uses, read = self.index.uses_tensorflow(self.importer, raw)
-        self.read |= read
-        return uses
-
     def mentions(self, path: str, words: Iterable[bytes]) -> bool:
         """Whether a project file holds one of the words; its answer depends on that file."""
         raw, read = self.index.read(path)
         self.read |= read
         return raw is not None and any(word in raw for word in words)
 
+    def syntax_tree(self, path: str) -> ast.Module | None:
+        """A project module's syntax tree, as CPython reads it (once per run); None where it
+        cannot."""
+        raw, read = self.index.read(path)
+        self.read |= read
+        trees = self.index.trees
+        if path not in trees:
+            try:
+                trees[path] = parse_python(raw) if raw is not None else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                trees[path] = None
+        return trees[path]
+
     def imports_of(self, path: str) -> list[str]:
         """The project module files that the project module `path` imports, in order (its
         functions' imports too: what may run when it is imported)."""
         raw, read = self.index.read(path)
-        self.read |= read
-        found = []
-        for imported in _imports(raw) if raw is not None else ():
-            module, _, _, absent = self.index._find(imported, path, installed=False)
-            self.read |= absent
-            if module is not None:
-                found.append(module)
+        found, more = self.index.imported_modules(path, raw)
+        self.read |= read | more
         return found
 
     def reaches_tensorflow(self, raw: bytes) -> bool:
@@ -820,8 +801,8 @@ _IMPORT_LINE = re.compile(
 
 
 def _imports_in_lines(raw: bytes) -> Iterator[str]:
-    """The imports of a file CPython cannot parse, one statement a line: enough for the
-    pre-filter, which only asks whether one of them may stand for TensorFlow."""
+    """The imports of a file read one statement a line, without parsing it: a file CPython
+    cannot parse, or one the index only crosses."""
     for found in _IMPORT_LINE.finditer(raw):
         if found["module"] is not None:
             module = found["module"].decode("ascii", "replace")

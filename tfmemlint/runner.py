@@ -308,7 +308,7 @@ def first_stage(
 ) -> Literal["words", "entry", "project", ""]:
     """The pre-filter's first stage: "words" when the file holds the words a finding needs;
     "entry" when it is an entry point TFM205 cannot tell by its words (a TensorFlow module that
-    a script entry of pyproject.toml runs, or a script whose project modules use TensorFlow);
+    a script entry of pyproject.toml runs);
     "project" when it lacks only TensorFlow's module words but imports a project module that
     stands for TensorFlow; "" when it cannot hold a finding. `resolver` gives the file's view
     of the project index, asked for only when the words alone do not decide."""
@@ -317,10 +317,6 @@ def first_stage(
     if _may_be_an_entry(raw, selected):
         project = resolver()
         if project is not None and project.script_functions():
-            return "entry"
-    elif _may_leave_tensorflow_to_the_project(raw, selected):
-        project = resolver()
-        if project is not None and project.uses_tensorflow(raw):
             return "entry"
     if not needs_project(raw, selected):
         return ""
@@ -335,12 +331,6 @@ def first_stage(
 def _may_be_an_entry(raw: bytes, selected: frozenset[str]) -> bool:
     """A TensorFlow module that may be a script entry of pyproject.toml (TFM205)."""
     return b"tensorflow" in raw and UNCONFIGURED_PROGRAM.code in selected
-
-
-def _may_leave_tensorflow_to_the_project(raw: bytes, selected: frozenset[str]) -> bool:
-    """A script (one word, one scan) that may start TensorFlow through the project's own
-    modules, importing none of it itself (TFM205)."""
-    return b"__main__" in raw and UNCONFIGURED_PROGRAM.code in selected and b"import" in raw
 
 
 def run(

@@ -38,6 +38,10 @@ class RuleFamily(NamedTuple):
     # take the place of the module words: not for a family that needs `import tensorflow` in
     # the file itself.
     through_project: bool = True
+    # "module:function" given CPython's syntax tree of a Python file that passed on the
+    # family's words, in the pre-filter's second stage: False when the family can find
+    # nothing there (its words prove little, and libcst's parse costs ten times more).
+    screen: str | None = None
 
 
 def _families() -> tuple[RuleFamily, ...]:

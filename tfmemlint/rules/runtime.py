@@ -17,8 +17,6 @@ LIMIT = frozenset(
 )
 VISIBILITY = frozenset({"config.set_visible_devices", "config.experimental.set_visible_devices"})
 LIST_GPUS = frozenset({"config.list_physical_devices", "config.experimental.list_physical_devices"})
-# Turn TF2 into TF1 for the process: ops build a graph, and only a session reserves memory.
-GRAPH_MODE = frozenset({"disable_eager_execution", "disable_v2_behavior"})
 
 # Calls that start the runtime. A curated list: a false alarm here would be worse than a miss.
 _STARTERS = frozenset(

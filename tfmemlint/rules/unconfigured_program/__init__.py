@@ -22,8 +22,9 @@ UNCONFIGURED_PROGRAM = Rule(
         "module level. Library modules are never reported. From the entry code the rule "
         "follows, in the order they run, the functions and classes of the module and of the "
         "project that it calls (a class's `__init__`, the methods of its objects, static "
-        "methods), the project modules it imports (their import-time code, 48 modules at "
-        "most), decorators, default values and class bodies, and notebook cells in order, "
+        "methods), the project modules it imports (their import-time code, where it may set "
+        "GPU memory up), decorators, default values and class bodies, and notebook cells in "
+        "order, "
         "up to the first call that starts the runtime: an op (`tf.constant`, `tf.math.*`, "
         "...), a Keras model, a `tf.data` dataset, `model.fit` / `evaluate` / `predict`, "
         "`tf.saved_model.load`, `list_logical_devices`. Any of these before it counts as "
@@ -37,9 +38,8 @@ UNCONFIGURED_PROGRAM = Rule(
         "the session rules cover; a TPU program; an entry module that configures GPU memory "
         "anywhere the walk could not place (TFM203 reports a setting that comes too late), "
         "or that calls into a project module that sets GPU memory up in a way the walk "
-        "cannot follow. A script that imports no TensorFlow itself but runs the project's "
-        "modules that do is reported at the line that leads to the start, without a fix. "
-        "On by default "
+        "cannot follow; a module with no `import tensorflow` of its own (`import keras` may "
+        "run on another backend). On by default "
         "since 0.2.0 (before, it was opt-in and looked only at `__main__` scripts).",
         why="TF2's eager runtime reserves nearly all of every visible GPU's memory at its first "
         "op (python/eager/context.py; tensorflow/tensorflow#8170 for the other jobs on that "
@@ -90,4 +90,5 @@ FAMILY = RuleFamily(
     modules=TENSORFLOW_MODULES,
     checker="tfmemlint.rules.unconfigured_program.check:check",
     through_project=False,  # its fix goes after the file's own `import tensorflow`
+    screen="tfmemlint.rules.unconfigured_program.screen:may_find",  # TF1 code
 )

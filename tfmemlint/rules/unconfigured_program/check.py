@@ -30,7 +30,6 @@ from tfmemlint.rules.process_wide.check import (
     process_wide,
 )
 from tfmemlint.rules.runtime import (
-    GRAPH_MODE,
     GROWTH,
     LIMIT,
     TRAINING_METHODS,
@@ -38,54 +37,17 @@ from tfmemlint.rules.runtime import (
 )
 from tfmemlint.rules.session_config.check import ENTRY_POINTS
 from tfmemlint.rules.unconfigured_program import FAMILY, UNCONFIGURED_PROGRAM, frameworks
+from tfmemlint.rules.unconfigured_program.screen import (
+    GRAPH_MODE,
+    TF1_ONLY_NAMES,
+    calls_tensorflow_at_import,
+    may_find,
+)
 
 # How many statements the walk follows, over every function and module it enters: a bound on
 # its cost in a large program. Past it, what was not reached counts as not there.
 MAX_STATEMENTS = 2000
 MAX_CALL_DEPTH = 32
-
-# Names TF1's top level has and TF2's has not (TF2 moved them under compat.v1, or dropped them):
-# code that spells `tf.placeholder` is TF1 code, where ops reserve nothing until a session,
-# and where `tf.config.list_physical_devices` of the fix does not exist before TF 2.1.
-# A curated few of the 350: tests/test_unconfigured_program.py checks each against the
-# installed TensorFlow.
-TF1_ONLY_NAMES = frozenset(
-    {
-        "contrib",
-        "Session",
-        "InteractiveSession",
-        "ConfigProto",
-        "GPUOptions",
-        "placeholder",
-        "placeholder_with_default",
-        "get_variable",
-        "variable_scope",
-        "global_variables_initializer",
-        "local_variables_initializer",
-        "get_default_graph",
-        "reset_default_graph",
-        "set_random_seed",
-        "app",
-        "flags",
-        "gfile",
-        "logging",
-        "layers",
-        "python_io",
-        "GraphKeys",
-        "get_collection",
-        "add_to_collection",
-        "trainable_variables",
-        "global_variables",
-        "truncated_normal",
-        "random_normal",
-        "random_uniform",
-        "to_float",
-        "to_int32",
-        "log",
-        "disable_v2_behavior",
-        "enable_eager_execution",
-    }
-)
 
 # Calls that run a program's main function: `absl.app.run(main)`, `fire.Fire(main)`, ...
 _RUNNERS = frozenset({"absl.app.run", "fire.Fire", "typer.run"})
@@ -110,7 +72,10 @@ _IMPORT_TIME_WORDS = (
     *{framework.name.split(".")[0].encode() for framework in frameworks.IMPORTS},
 )
 _TENSORFLOW_WORDS = (b"tensorflow", b"keras")
-MAX_MODULES = 2000  # project modules one walk may visit (it parses only a few of them)
+MAX_MODULES = 200  # project modules one walk may visit (it parses only a few of them)
+# How deep the walk looks through modules that cannot configure for ones that do: a setting
+# at import time sits in a module the program imports, or one that module imports.
+IMPORT_LEVELS = 3
 _FORKS = ("multiprocessing", "ProcessPoolExecutor", "os.fork")
 _BRANCHES = (cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
 
@@ -123,19 +88,18 @@ class Start:
     node: cst.CSTNode
     what: str
     top: int  # which statement of the entry module's body was running
-    statement: cst.CSTNode  # and which of its statements, however deep
 
 
 def check(ctx: FileContext) -> Iterator[Finding]:
     if not _may_be_an_entry(ctx):
         return
     anchor = _tensorflow_import(ctx)
-    if anchor is None and ctx.names.project is None:
-        return  # TensorFlow can only come from the project's own modules
+    if anchor is None:
+        return  # no TensorFlow of its own (`import keras` may run on another backend)
     entry = _entry_point(ctx)
     if entry is None or _tf1_code(ctx) or _configures(ctx) or _runs_on_a_tpu(ctx):
         return
-    anchor_top = _top_index(ctx, anchor) if anchor is not None else -1
+    anchor_top = _top_index(ctx, anchor)
     walk = _Walk(ctx, anchor_top)
     walk.run(entry)
     project = ctx.names.project
@@ -151,11 +115,6 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         f"This TF2 program starts the runtime at `{start.what}` ({_place(ctx, start)}) with "
         "GPU memory unconfigured: it reserves nearly all of every GPU"
     )
-    if anchor is None:
-        # No `import tensorflow` here for a fix to follow: point at what leads to the start.
-        message += "; it imports no TensorFlow itself: set GPU memory up before this line"
-        yield ctx.finding_at(UNCONFIGURED_PROGRAM, message, ctx.span(start.statement)[0])
-        return
     why_not = _why_no_fix(ctx, anchor, walk, start)
     fix = _fix(ctx, anchor) if why_not is None else None
     assert anchor.statement is not None
@@ -166,6 +125,8 @@ def _why_no_fix(ctx: FileContext, anchor: Binding, walk: _Walk, start: Start) ->
     """Why the growth loop after the import would not be sure to work, if it would not."""
     if start.top <= _top_index(ctx, anchor):
         return "; it starts before this import, so configure it earlier"
+    if walk.early_start is not None:
+        return f"; `{walk.early_start}`, imported before, may start it: configure it earlier"
     if walk.chooses_gpus or _chooses_gpus_after(ctx, anchor):
         # The loop lists the GPUs, and CUDA reads these variables once, then: set after it,
         # they would no longer choose the GPUs. Where the loop belongs is the user's call.
@@ -443,11 +404,22 @@ class _Walk:
         self.owners: list[tuple[FileContext, cst.ClassDef] | None] = []
         self.unsure = False  # a call it could not follow may have set GPU memory up
         self.chooses_gpus = False  # a module it entered sets CUDA_VISIBLE_DEVICES
+        self.early_start: str | None = None  # a module imported early that may start it
         self.contexts: list[FileContext] = [entry]  # every module it read
-        self.running: cst.CSTNode | None = None  # the entry module's statement being run
 
     def done(self) -> bool:
         return self.first_start is not None or self.configured or self.unsure or self.budget <= 0
+
+    def enter(self, path: str) -> FileContext | None:
+        """Another module of the project, parsed, unless CPython's reading already shows it is
+        TF1 code: its ops would start nothing, and TFM205 says nothing of such programs, so
+        the walk ends there (as set up)."""
+        project = self.entry.names.project
+        tree = project.syntax_tree(path) if project is not None else None
+        if tree is not None and not may_find(tree):
+            self.configured = True
+            return None
+        return self.read(self.entry.other_module(path))
 
     def read(self, other: FileContext | None) -> FileContext | None:
         """Another module the walk enters, noted: its reads count for the entry's result, and
@@ -474,8 +446,7 @@ class _Walk:
 
     def starts(self, ctx: FileContext, node: cst.CSTNode, what: str) -> None:
         if self.first_start is None:
-            assert self.running is not None
-            self.first_start = Start(ctx, node, what, self.top, self.running)
+            self.first_start = Start(ctx, node, what, self.top)
 
     def block(self, ctx: FileContext, suite: cst.BaseSuite | cst.CSTNode | None) -> None:
         statements = getattr(suite, "body", ())
@@ -486,8 +457,6 @@ class _Walk:
 
     def statement(self, ctx: FileContext, node: cst.CSTNode) -> None:
         self.budget -= 1
-        if ctx is self.entry:
-            self.running = node
         if isinstance(node, cst.FunctionDef):
             # Its decorators and default values run now; its body when it is called.
             for decorator in node.decorators:
@@ -619,14 +588,14 @@ class _Walk:
         head, _, last = name.rpartition(".")
         path = project.locate(name)
         if path is not None:
-            other = self.read(self.entry.other_module(path))
+            other = self.enter(path)
             function = _module_definition(other, last) if other is not None else None
             return (other, function, None) if other is not None and function else None
         # `mod.Class` or `mod.Class.method`, the class defined in the project module `mod`
         for class_path, method_name in ((name, None), (head, last)):
             module, _, class_name = class_path.rpartition(".")
             path = project.module(module) if module else None
-            other = self.read(self.entry.other_module(path)) if path is not None else None
+            other = self.enter(path) if path is not None else None
             definition = _module_definition(other, class_name) if other is not None else None
             if other is None or not isinstance(definition, cst.ClassDef):
                 continue
@@ -682,26 +651,33 @@ class _Walk:
             if self.done():
                 return
 
-    def module(self, project: FileResolver, path: str) -> None:
+    def module(self, project: FileResolver, path: str, depth: int = 0) -> None:
         """Run a project module's import-time code, as far as it may set GPU memory up or
-        choose the GPUs (or, imported before the fix's place, start the runtime): a module
-        whose text cannot is not parsed, only the modules it imports are run in turn. (A
-        runtime started at import later on is not seen: the start found after it still makes
-        the finding.)"""
+        choose the GPUs: only a module whose text could is parsed; the others are crossed,
+        IMPORT_LEVELS deep, through the modules they import. One imported before the fix's
+        place is read with `ast` for a call that may start the runtime. (A runtime started at
+        import later on is not seen: the start found after it still makes the finding.)"""
         if path in self.modules:
             return
         self.modules.add(path)
         if len(self.modules) > MAX_MODULES:
             self.unsure = True  # past what a lint may spend on one program
             return
-        early = self.top <= self.anchor_top
-        if project.mentions(path, _IMPORT_TIME_WORDS + (_TENSORFLOW_WORDS if early else ())):
-            other = self.read(self.entry.other_module(path))
+        if project.mentions(path, _IMPORT_TIME_WORDS):
+            other = self.enter(path)
             if other is not None:
                 self.block(other, other.module)
             return
+        if self.top <= self.anchor_top and project.mentions(path, _TENSORFLOW_WORDS):
+            # Imported before the fix's place: read cheaply, for a call that may start the
+            # runtime there (the fix would then come too late).
+            tree = project.syntax_tree(path)
+            if tree is None or calls_tensorflow_at_import(tree):
+                self.early_start = project.display(path)
+        if depth + 1 >= IMPORT_LEVELS:
+            return
         for imported in project.imports_of(path):
-            self.module(project, imported)
+            self.module(project, imported, depth + 1)
             if self.done():
                 return
 

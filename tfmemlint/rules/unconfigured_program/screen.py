@@ -1,0 +1,129 @@
+"""TFM205's part of the pre-filter's second stage: TF1 code, which the rule never reports, told
+from CPython's syntax tree (a tenth of libcst's parse). It asks what `check._tf1_code` asks, of
+the same spellings, so that a module it sets aside is one the rule would set aside too."""
+
+from __future__ import annotations
+
+import ast
+
+# Turn TF2 into TF1 for the process: ops build a graph, and only a session reserves memory.
+GRAPH_MODE = frozenset({"disable_eager_execution", "disable_v2_behavior"})
+
+# Names TF1's top level has and TF2's has not (TF2 moved them under compat.v1, or dropped them):
+# code that spells `tf.placeholder` is TF1 code, where ops reserve nothing until a session,
+# and where `tf.config.list_physical_devices` of the fix does not exist before TF 2.1.
+# A curated few of the 350: tests/test_unconfigured_program.py checks each against the
+# installed TensorFlow.
+TF1_ONLY_NAMES = frozenset(
+    {
+        "contrib",
+        "Session",
+        "InteractiveSession",
+        "ConfigProto",
+        "GPUOptions",
+        "placeholder",
+        "placeholder_with_default",
+        "get_variable",
+        "variable_scope",
+        "global_variables_initializer",
+        "local_variables_initializer",
+        "get_default_graph",
+        "reset_default_graph",
+        "set_random_seed",
+        "app",
+        "flags",
+        "gfile",
+        "logging",
+        "layers",
+        "python_io",
+        "GraphKeys",
+        "get_collection",
+        "add_to_collection",
+        "trainable_variables",
+        "global_variables",
+        "truncated_normal",
+        "random_normal",
+        "random_uniform",
+        "to_float",
+        "to_int32",
+        "log",
+        "disable_v2_behavior",
+        "enable_eager_execution",
+    }
+)
+
+TENSORFLOW = "tensorflow"
+TF1_COMPAT = "tensorflow.compat.v1"
+TF2_COMPAT = "tensorflow.compat.v2"
+
+
+def may_find(tree: ast.Module) -> bool:
+    """False for TF1 code: `import tensorflow.compat.v1 as tf` (or as the module's only
+    TensorFlow), a name only TF1's top level has on a plain `import tensorflow`, or a call
+    that turns TF2 off."""
+    plain: set[str] = set()
+    compat: list[str] = []
+    for node in tree.body:
+        if not isinstance(node, ast.Import):
+            continue
+        for alias in node.names:
+            if alias.asname is None and alias.name.split(".")[0] == TENSORFLOW:
+                plain.add(TENSORFLOW)  # `import tensorflow.x` binds `tensorflow`
+            elif alias.asname is not None and alias.name in (TENSORFLOW, TF2_COMPAT):
+                plain.add(alias.asname)
+            elif alias.asname is not None and alias.name == TF1_COMPAT:
+                compat.append(alias.asname)
+    if "tf" in compat or (compat and not plain):
+        return False
+    aliases = plain | set(compat)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in GRAPH_MODE and _rooted_in(node.func, aliases):
+                return False
+        elif _spells_tf1(node, plain):
+            return False
+    return True
+
+
+def _spells_tf1(node: ast.AST, plain: set[str]) -> bool:
+    """`tf.placeholder` on a plain `import tensorflow as tf`."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in plain
+        and node.attr in TF1_ONLY_NAMES
+    )
+
+
+def _rooted_in(node: ast.expr, names: set[str]) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in names
+
+
+def calls_tensorflow_at_import(tree: ast.Module) -> bool:
+    """Whether a module may call TensorFlow as it is imported: a call, outside any function
+    body, of a name under one of its TensorFlow or Keras imports. (A module imported before
+    the program's own `import tensorflow` that does may start the runtime there, where a fix
+    after that import would come too late.)"""
+    roots = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+            for alias in node.names:
+                name = alias.name if isinstance(node, ast.Import) else module
+                if name.split(".")[0] in (TENSORFLOW, "keras"):
+                    roots.add(alias.asname or alias.name.split(".")[0])
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            # Its body runs when called; its decorators and defaults run now.
+            pending.extend(getattr(node, "decorator_list", []))
+            pending.extend(node.args.defaults)
+            pending.extend(d for d in node.args.kw_defaults if d is not None)
+            continue
+        if isinstance(node, ast.Call) and _rooted_in(node.func, roots):
+            return True
+        pending.extend(ast.iter_child_nodes(node))
+    return False
