@@ -41,7 +41,7 @@ from tfmemlint.rules.unconfigured_program.screen import (
     GRAPH_MODE,
     TF1_ONLY_NAMES,
     calls_tensorflow_at_import,
-    may_find,
+    tf1_code,
 )
 
 # How many statements the walk follows, over every function and module it enters: a bound on
@@ -416,7 +416,7 @@ class _Walk:
         the walk ends there (as set up)."""
         project = self.entry.names.project
         tree = project.syntax_tree(path) if project is not None else None
-        if tree is not None and not may_find(tree):
+        if tree is not None and tf1_code(tree):
             self.configured = True
             return None
         return self.read(self.entry.other_module(path))

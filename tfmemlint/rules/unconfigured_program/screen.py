@@ -58,9 +58,20 @@ TF2_COMPAT = "tensorflow.compat.v2"
 
 
 def may_find(tree: ast.Module) -> bool:
-    """False for TF1 code: `import tensorflow.compat.v1 as tf` (or as the module's only
-    TensorFlow), a name only TF1's top level has on a plain `import tensorflow`, or a call
-    that turns TF2 off."""
+    """False for a module with no import of TensorFlow in its body, where the rule has no
+    place to start from, and for TF1 code (see `tf1_code`)."""
+    anchored = False
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            anchored = anchored or (node.module or "").split(".")[0] == TENSORFLOW
+        elif isinstance(node, ast.Import):
+            anchored = anchored or any(a.name.split(".")[0] == TENSORFLOW for a in node.names)
+    return anchored and not tf1_code(tree)
+
+
+def tf1_code(tree: ast.Module) -> bool:
+    """`import tensorflow.compat.v1 as tf` (or as the module's only TensorFlow), a name only
+    TF1's top level has on a plain `import tensorflow`, or a call that turns TF2 off."""
     plain: set[str] = set()
     compat: list[str] = []
     for node in tree.body:
@@ -74,15 +85,15 @@ def may_find(tree: ast.Module) -> bool:
             elif alias.asname is not None and alias.name == TF1_COMPAT:
                 compat.append(alias.asname)
     if "tf" in compat or (compat and not plain):
-        return False
+        return True
     aliases = plain | set(compat)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in GRAPH_MODE and _rooted_in(node.func, aliases):
-                return False
+                return True
         elif _spells_tf1(node, plain):
-            return False
-    return True
+            return True
+    return False
 
 
 def _spells_tf1(node: ast.AST, plain: set[str]) -> bool:
