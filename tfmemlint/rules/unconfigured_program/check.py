@@ -412,12 +412,11 @@ class _Walk:
 
     def enter(self, path: str) -> FileContext | None:
         """Another module of the project, parsed, unless CPython's reading already shows it is
-        TF1 code: its ops would start nothing, and TFM205 says nothing of such programs, so
-        the walk ends there (as set up)."""
+        TF1 code: a start found there would be TF1's, of which TFM205 says nothing, so what
+        it runs counts as starting nothing."""
         project = self.entry.names.project
         tree = project.syntax_tree(path) if project is not None else None
         if tree is not None and tf1_code(tree):
-            self.configured = True
             return None
         return self.read(self.entry.other_module(path))
 
