@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import lint_text, run_cli, write_notebook
 from tfmemlint.engine import fix_text
+from tfmemlint.prefilter import may_have_findings
+from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
 from tfmemlint.settings import Policy, Settings
 
 DEFAULT = Settings.default()
@@ -535,3 +537,50 @@ def test_a_script_entry_found_whatever_words_it_holds(tmp_path: Path) -> None:
         },
     )
     assert _found(root) == [("cli.py", "TFM205")]
+
+
+TEST_MODULE = """\
+import tensorflow as tf
+
+SCALE = tf.constant(2.0)
+
+
+class ScaleTest(tf.test.TestCase):
+    def test_scale(self):
+        self.assertEqual(float(SCALE), 2.0)
+
+
+if __name__ == "__main__":
+    tf.test.main()
+"""
+
+
+@pytest.mark.parametrize("runner", sorted(TEST_RUNNERS))
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_test_module_is_not_a_program(runner: str, newline: str) -> None:
+    """Its guard only runs its tests: pytest imports it without the guard. The first stage
+    tells it from the text, never parsing it, and the rule agrees."""
+    source = TEST_MODULE.replace("tf.test.main", runner)
+    assert "TFM205" not in codes(source)
+    assert not may_have_findings(source.replace("\n", newline).encode(), DEFAULT.selected)
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "    tf.test.main()\n    print(SCALE)\n",  # a program after the tests
+        "    print(SCALE)\n",
+        "    tf.test.main()\nelse:\n    print(SCALE)\n",
+        "    run_tests.main()\n",  # not a test runner's spelling
+    ],
+)
+def test_a_guard_that_does_more_than_run_tests_is_an_entry_point(guard: str) -> None:
+    source = TEST_MODULE.replace("    tf.test.main()\n", guard)
+    assert codes(source) == ["TFM205"]
+
+
+def test_a_test_runner_with_arguments_is_left_to_the_rule() -> None:
+    """The first stage reads only the plain call; the rule reads any arguments too."""
+    source = TEST_MODULE.replace("tf.test.main()", "absltest.main(argv=sys.argv)")
+    assert may_have_findings(source.encode(), DEFAULT.selected)
+    assert "TFM205" not in codes(source)

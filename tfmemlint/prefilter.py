@@ -19,9 +19,11 @@ from tfmemlint.model import Rule
 from tfmemlint.rules import FAMILIES, RuleFamily
 from tfmemlint.source import compile_python, parse_python
 
-# (trigger words, module words): a file passes when it holds a trigger word and, where module
-# words are given, one of those too.
-Condition = tuple[tuple[bytes, ...], tuple[bytes, ...]]
+# (trigger words, the text in which they prove nothing, if any).
+Triggers = tuple[tuple[bytes, ...], re.Pattern[bytes] | None]
+# (module words, trigger words): a file passes when, where module words are given, it holds
+# one of them, and it holds a trigger word of one group outside that group's inert text.
+Condition = tuple[tuple[bytes, ...], tuple[Triggers, ...]]
 
 
 def _selected_families(
@@ -39,11 +41,18 @@ def _selected_families(
 @lru_cache(maxsize=8)
 def _conditions(selected: frozenset[str]) -> tuple[Condition, ...]:
     """One condition per set of module words, holding the trigger words of every selected
-    family that needs those modules: the module words, rarer, are searched first."""
-    grouped: dict[tuple[bytes, ...], set[bytes]] = {}
+    family that needs those modules: the module words, rarer, are searched once per file, and
+    first."""
+    grouped: dict[tuple[bytes, ...], dict[re.Pattern[bytes] | None, set[bytes]]] = {}
     for family, _, triggers in _selected_families(selected):
-        grouped.setdefault(family.modules, set()).update(triggers)
-    return tuple((tuple(sorted(triggers)), modules) for modules, triggers in grouped.items())
+        grouped.setdefault(family.modules, {}).setdefault(family.inert, set()).update(triggers)
+    conditions = []
+    for modules, by_inert in grouped.items():
+        # The plain words first: most files that pass, pass on them.
+        groups = sorted(by_inert.items(), key=lambda group: group[0] is not None)
+        triggers = tuple((tuple(sorted(words)), inert) for inert, words in groups)
+        conditions.append((modules, triggers))
+    return tuple(conditions)
 
 
 def may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
@@ -80,7 +89,7 @@ CodeCondition = tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
 
 
 # A byte condition and the family's screen of the syntax tree, if it has one.
-ScreenedCondition = tuple[tuple[bytes, ...], tuple[bytes, ...], str | None]
+ScreenedCondition = tuple[Condition, str | None]
 
 
 @lru_cache(maxsize=8)
@@ -93,12 +102,13 @@ def _code_conditions(
     in_text: list[ScreenedCondition] = []
     in_code: list[tuple[Condition, CodeCondition]] = []
     for family, chosen, triggers in _selected_families(selected):
+        condition = (family.modules, ((tuple(sorted(triggers)), family.inert),))
         if family.names and not any(rule.triggers for rule in chosen):
             modules = tuple(module.decode() for module in family.modules)
             names = tuple(tuple(name.split(".")) for name in family.names)
-            in_code.append(((tuple(sorted(triggers)), family.modules), (modules, names)))
+            in_code.append((condition, (modules, names)))
         else:
-            in_text.append((tuple(sorted(triggers)), family.modules, family.screen))
+            in_text.append((condition, family.screen))
     return tuple(in_text), tuple(in_code)
 
 
@@ -118,11 +128,11 @@ def code_may_have_findings(
     """
     in_text, in_code = _code_conditions(selected)
     if through_project:
-        in_text = tuple((triggers, (), screen) for triggers, _, screen in in_text)
-        in_code = tuple(((triggers, ()), ((), names)) for (triggers, _), (_, names) in in_code)
+        in_text = tuple((((), groups), screen) for (_, groups), screen in in_text)
+        in_code = tuple((((), groups), ((), n)) for (_, groups), (_, n) in in_code)
     screens = []
-    for triggers, modules, screen in in_text:
-        if _holds(raw, (triggers, modules)):
+    for condition, screen in in_text:
+        if _holds(raw, condition):
             if screen is None:
                 return True
             screens.append(screen)
@@ -163,10 +173,19 @@ def _screened_in(raw: bytes, screens: list[str]) -> bool:
 
 
 def _holds(raw: bytes, condition: Condition) -> bool:
-    triggers, modules = condition
-    return (not modules or any(module in raw for module in modules)) and any(
-        trigger in raw for trigger in triggers
-    )
+    modules, groups = condition
+    if modules and not any(module in raw for module in modules):
+        return False
+    return any(_holds_a_trigger(raw, triggers, inert) for triggers, inert in groups)
+
+
+def _holds_a_trigger(
+    raw: bytes, triggers: tuple[bytes, ...], inert: re.Pattern[bytes] | None
+) -> bool:
+    if not any(trigger in raw for trigger in triggers):
+        return False
+    # Rare: only a file that holds the words is searched for the text that makes them inert.
+    return inert is None or any(trigger in inert.sub(b"", raw) for trigger in triggers)
 
 
 def too_deep_for_python(raw: bytes) -> tuple[str, int, int] | None:

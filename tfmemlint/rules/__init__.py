@@ -3,6 +3,7 @@ pass the pre-filter, through each family's `checker` module path."""
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from tfmemlint.model import Rule
@@ -42,6 +43,10 @@ class RuleFamily(NamedTuple):
     # family's words, in the pre-filter's second stage: False when the family can find
     # nothing there (its words prove little, and libcst's parse costs ten times more).
     screen: str | None = None
+    # Text in which the family's trigger words prove nothing (a test module's `__main__`
+    # guard): the first stage looks for them with its matches cut out. The rule must agree
+    # that such text makes nothing it could report.
+    inert: re.Pattern[bytes] | None = None
 
 
 def _families() -> tuple[RuleFamily, ...]:

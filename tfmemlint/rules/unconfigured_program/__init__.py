@@ -4,6 +4,8 @@ where a program starts (its entry point) and follows what runs from there, in or
 The logic lives beside this page in `check.py`; the frameworks it trusts, in `frameworks.py`.
 """
 
+import re
+
 from tfmemlint.model import Rule, RuleDoc
 from tfmemlint.rules import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
 
@@ -19,7 +21,10 @@ UNCONFIGURED_PROGRAM = Rule(
         "command, at module level; the module of a `[project.scripts]` (or "
         "`[project.gui-scripts]`, `[tool.poetry.scripts]`) entry of the nearest "
         "pyproject.toml; a module that uses Keras and calls `fit`, `evaluate` or `predict` at "
-        "module level. Library modules are never reported. From the entry code the rule "
+        "module level. Library modules are never reported, and neither are test modules: "
+        "a module whose `__main__` guard only runs its tests (`tf.test.main()`, "
+        "`absltest.main()`, `unittest.main()`) is a suite that pytest imports without it. "
+        "From the entry code the rule "
         "follows, in the order they run, the functions and classes of the module and of the "
         "project that it calls (a class's `__init__`, the methods of its objects, static "
         "methods), the project modules it imports (their import-time code, where it may set "
@@ -71,6 +76,29 @@ UNCONFIGURED_PROGRAM = Rule(
     ),
 )
 
+# How a test module's `__main__` guard runs its tests, as spelled (`test` is TensorFlow's
+# `from tensorflow.python.platform import test`): such a module is not a program.
+TEST_RUNNERS = frozenset(
+    {
+        "tf.test.main",
+        "tf.compat.v1.test.main",
+        "tf.compat.v2.test.main",
+        "test.main",
+        "googletest.main",
+        "absltest.main",
+        "unittest.main",
+    }
+)
+# The first stage's view of such a guard: the module's last lines, at column 0, the one call and
+# nothing after it. `check._runs_tests` reads every guard this matches (and more) as tests.
+TEST_GUARD = re.compile(
+    rb"\nif __name__ == (['\"])__main__\1:[ \t]*\r?\n"
+    rb"(?:[ \t]*(?:#[^\r\n]*)?\r?\n)*"  # blank lines and comments
+    rb"[ \t]+(?:"
+    + b"|".join(re.escape(runner.encode()) for runner in sorted(TEST_RUNNERS))
+    + rb")\(\)\s*\Z"
+)
+
 FAMILY = RuleFamily(
     rules=(UNCONFIGURED_PROGRAM,),
     # The marks of an entry point; a notebook's JSON always has "nbformat". A file with none
@@ -91,4 +119,5 @@ FAMILY = RuleFamily(
     checker="tfmemlint.rules.unconfigured_program.check:check",
     through_project=False,  # its fix goes after the file's own `import tensorflow`
     screen="tfmemlint.rules.unconfigured_program.screen:may_find",  # TF1 code
+    inert=TEST_GUARD,
 )

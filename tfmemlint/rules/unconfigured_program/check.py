@@ -36,7 +36,12 @@ from tfmemlint.rules.runtime import (
     starts_runtime,
 )
 from tfmemlint.rules.session_config.check import ENTRY_POINTS
-from tfmemlint.rules.unconfigured_program import FAMILY, UNCONFIGURED_PROGRAM, frameworks
+from tfmemlint.rules.unconfigured_program import (
+    FAMILY,
+    TEST_RUNNERS,
+    UNCONFIGURED_PROGRAM,
+    frameworks,
+)
 from tfmemlint.rules.unconfigured_program.screen import (
     GRAPH_MODE,
     TF1_ONLY_NAMES,
@@ -300,6 +305,26 @@ def _is_main_guard(statement: cst.CSTNode) -> bool:
     )
 
 
+def _runs_tests(guard: cst.CSTNode) -> bool:
+    """A guard that only runs the module's tests (`tf.test.main()`): the module is a suite of
+    test cases, which pytest imports without it, not a program. By spelling, as the
+    pre-filter's `TEST_GUARD` tells it from the text."""
+    if not isinstance(guard, cst.If) or guard.orelse is not None:
+        return False
+    if not isinstance(guard.body, cst.IndentedBlock):
+        return False
+    return all(
+        isinstance(line, cst.SimpleStatementLine)
+        and all(
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, cst.Call)
+            and dotted_name(small.value.func) in TEST_RUNNERS
+            for small in line.body
+        )
+        for line in guard.body.body
+    )
+
+
 def _entry_point(ctx: FileContext) -> tuple[cst.FunctionDef, ...] | None:
     """None for a library module; for an entry point, the functions that run beyond its body:
     the click or typer commands it defines, the functions its script entries name."""
@@ -314,7 +339,7 @@ def _entry_point(ctx: FileContext) -> tuple[cst.FunctionDef, ...] | None:
     run_by_scripts = tuple(functions[name] for name in sorted(scripts) if name in functions)
     if commands or run_by_scripts:
         return commands + run_by_scripts
-    if any(_is_main_guard(statement) for statement in body):
+    if any(_is_main_guard(statement) and not _runs_tests(statement) for statement in body):
         return ()
     for site in names.calls:
         if site.scope is not names.module_scope:
