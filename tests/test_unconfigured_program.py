@@ -584,3 +584,20 @@ def test_a_test_runner_with_arguments_is_left_to_the_rule() -> None:
     source = TEST_MODULE.replace("tf.test.main()", "absltest.main(argv=sys.argv)")
     assert may_have_findings(source.encode(), DEFAULT.selected)
     assert "TFM205" not in codes(source)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # an entry point of a kind that needs no trigger word of its own
+        "m = keras.Sequential([keras.layers.Dense(1)])\nm.train_on_batch([[1.0]], [[1.0]])\n",
+        "from absl.app import run\ndef main(_):\n    tf.ones([1])\nrun(main)\n",
+    ],
+)
+def test_the_rule_counts_its_words_as_the_first_stage_does(program: str) -> None:
+    """Its words in the test guard let neither the first stage nor the rule through: the two
+    must agree, or the pre-filter would hide a finding (tests.conftest.lint_text)."""
+    source = "import tensorflow as tf\nfrom tensorflow import keras\n" + program
+    guarded = source + 'if __name__ == "__main__":\n    tf.test.main()\n'
+    assert codes(guarded) == []
+    assert not may_have_findings(guarded.encode(), DEFAULT.selected)

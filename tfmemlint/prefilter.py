@@ -176,12 +176,14 @@ def _holds(raw: bytes, condition: Condition) -> bool:
     modules, groups = condition
     if modules and not any(module in raw for module in modules):
         return False
-    return any(_holds_a_trigger(raw, triggers, inert) for triggers, inert in groups)
+    return any(holds_a_trigger(raw, triggers, inert) for triggers, inert in groups)
 
 
-def _holds_a_trigger(
+def holds_a_trigger(
     raw: bytes, triggers: tuple[bytes, ...], inert: re.Pattern[bytes] | None
 ) -> bool:
+    """Whether `raw` holds one of the words outside the inert text: the first stage's test,
+    which a rule that looks for its own words again must share."""
     if not any(trigger in raw for trigger in triggers):
         return False
     # Rare: only a file that holds the words is searched for the text that makes them inert.

@@ -19,6 +19,7 @@ from tfmemlint import fixes
 from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
 from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, CallSite, dotted_name
+from tfmemlint.prefilter import holds_a_trigger
 from tfmemlint.project import FileResolver
 from tfmemlint.rules import literals
 from tfmemlint.rules.eager import FAMILY as EAGER
@@ -65,7 +66,6 @@ _TPU = frozenset(
         "config.experimental_connect_to_cluster",
     }
 )
-_ENTRY_WORDS = tuple(word.decode() for word in FAMILY.triggers)
 _GPU_CHOOSERS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
 # A module that holds none of these sets no GPU memory up.
 _CONFIGURATION_WORDS = (*EAGER.triggers, *PROCESS_WIDE.triggers)
@@ -285,8 +285,13 @@ def _configuration(ctx: FileContext, site: CallSite) -> str | None:
 
 
 def _may_be_an_entry(ctx: FileContext) -> bool:
-    """The cheap part of `_entry_point`, first: every checker runs on every file parsed."""
-    if ctx.layout.separator is not None or any(word in ctx.text for word in _ENTRY_WORDS):
+    """The cheap part of `_entry_point`, first: every checker runs on every file parsed. Its
+    words count as the pre-filter's first stage counts them (not in a test module's guard),
+    or a module the first stage sets aside could be found here."""
+    if ctx.layout.separator is not None:
+        return True
+    raw = ctx.text.encode("utf-8", "surrogatepass")
+    if holds_a_trigger(raw, FAMILY.triggers, FAMILY.inert):
         return True
     project = ctx.names.project
     return project is not None and bool(project.script_functions())
