@@ -61,3 +61,16 @@ def test_flake8_follows_the_project_s_own_compat_module(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stderr
     assert "./train.py:2:8: TFM101" in result.stdout
     assert "through `compat.py`" in result.stdout
+
+
+def test_flake8_finds_a_script_entry_whatever_its_words(tmp_path: Path) -> None:
+    """The module a `[project.scripts]` entry runs is an entry point for TFM205 with none of
+    its words: flake8 must not set it aside where the CLI does not."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\n[project.scripts]\nrun = "cli:main"\n'
+    )
+    (tmp_path / "cli.py").write_text("import tensorflow as tf\ndef main():\n    tf.ones([1])\n")
+    result = _flake8("--select", "TFM", ".", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith("./cli.py:1:1: TFM205 "), result.stdout

@@ -31,8 +31,7 @@ class Plugin:
         self.lines = lines
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        from tfmemlint.prefilter import code_may_have_findings
-        from tfmemlint.runner import first_stage
+        from tfmemlint.runner import prefilter_verdict
         from tfmemlint.settings import Settings
 
         settings = Settings.default()
@@ -40,8 +39,7 @@ class Plugin:
         raw = text.encode("utf-8", "surrogatepass")
         selected = settings.selected
         project = _project_index().resolver(self.filename)
-        passes = first_stage(raw, selected, lambda: project)
-        if not passes or not code_may_have_findings(raw, selected, passes == "project"):
+        if prefilter_verdict(raw, selected, lambda: project) != "parse":
             return
         import libcst as cst
 

@@ -237,19 +237,10 @@ def check_bytes(
     Returns the result and the decoded source, or None where the bytes never got that far.
     """
     result = FileResult(filename)
-    passes = first_stage(raw, settings.selected, lambda: project)
-    if not passes and layout.separator is not None and _may_be_an_entry(raw, settings.selected):
-        passes = "entry"  # a notebook's cells: every notebook is an entry point
-    if not passes:
-        return result, None
-    if (
-        passes != "entry"
-        and not code_may_have_findings(raw, settings.selected, passes == "project")
-        and not (
-            _may_be_an_entry(raw, settings.selected) and project and project.script_functions()
-        )
-    ):
-        result.screened_out = True
+    notebook = layout.separator is not None
+    verdict = prefilter_verdict(raw, settings.selected, lambda: project, notebook)
+    if verdict != "parse":
+        result.screened_out = verdict == "screened"
         return result, None
     try:
         source = SourceText.decode(raw)
@@ -314,10 +305,8 @@ def first_stage(
     of the project index, asked for only when the words alone do not decide."""
     if may_have_findings(raw, selected):
         return "words"
-    if _may_be_an_entry(raw, selected):
-        project = resolver()
-        if project is not None and project.script_functions():
-            return "entry"
+    if _script_entry(raw, selected, resolver):
+        return "entry"
     if not needs_project(raw, selected):
         return ""
     project = resolver()
@@ -328,8 +317,38 @@ def first_stage(
     return "project" if project.reaches_tensorflow(raw) else ""
 
 
-def _may_be_an_entry(raw: bytes, selected: frozenset[str]) -> bool:
-    """A TensorFlow module that may be a script entry of pyproject.toml (TFM205)."""
+def prefilter_verdict(
+    raw: bytes,
+    selected: frozenset[str],
+    resolver: Callable[[], FileResolver | None],
+    notebook: bool = False,
+) -> Literal["parse", "screened", ""]:
+    """Both stages of the pre-filter, as every caller applies them to a file's bytes (a
+    notebook's JSON with `notebook`): "parse" when the engine must see the file, "screened"
+    when its code rules a finding out, "" when its bytes do."""
+    passes = first_stage(raw, selected, resolver)
+    if not passes and notebook and _tensorflow_for_tfm205(raw, selected):
+        return "parse"  # every notebook is an entry point
+    if not passes:
+        return ""
+    if passes == "entry" or code_may_have_findings(raw, selected, passes == "project"):
+        return "parse"
+    # A script entry holds TFM205's finding whatever the names its code uses.
+    return "parse" if _script_entry(raw, selected, resolver) else "screened"
+
+
+def _script_entry(
+    raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
+) -> bool:
+    """A TensorFlow module that a script entry of pyproject.toml runs (TFM205): an entry point
+    whatever its words."""
+    if not _tensorflow_for_tfm205(raw, selected):
+        return False
+    project = resolver()
+    return project is not None and bool(project.script_functions())
+
+
+def _tensorflow_for_tfm205(raw: bytes, selected: frozenset[str]) -> bool:
     return b"tensorflow" in raw and UNCONFIGURED_PROGRAM.code in selected
 
 
