@@ -45,8 +45,10 @@ def run_cli(
     cwd: Path | str | None = None,
     stdin: str | None = None,
     env: dict[str, str] | None = None,
+    timeout: float = 300,
 ):
-    """Run the real `tfmemlint` in a child process (`env`: variables to add)."""
+    """Run the real `tfmemlint` in a child process (`env`: variables to add; `timeout`: a
+    guard against a hang, never a speed check)."""
     env = {**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "tfmemlint", *args],
@@ -55,7 +57,7 @@ def run_cli(
         capture_output=True,
         text=True,
         env=env,
-        timeout=300,
+        timeout=timeout,
     )
 
 

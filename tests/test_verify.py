@@ -36,7 +36,10 @@ SETTING_FIELDS = {
 
 
 def verify(*args: str, cwd: Path | None = None):
-    result = run_cli("verify", "--output-format", "json", *args, cwd=cwd)
+    # Every fixture, twice with --baseline, each a process that imports TensorFlow: over three
+    # minutes on two idle cores, so the hang guard leaves room for a busy machine (within
+    # pytest-timeout's 600 s per test, fixture included).
+    result = run_cli("verify", "--output-format", "json", *args, cwd=cwd, timeout=540)
     return result, (json.loads(result.stdout) if result.stdout.strip() else None)
 
 
