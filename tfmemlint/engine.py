@@ -141,9 +141,11 @@ def _parse_other(path: str, policy: Policy, project: FileResolver) -> FileContex
     from tfmemlint.prefilter import too_deep_for_python
     from tfmemlint.source import SourceError, SourceText
 
+    raw, read = project.index.read(path)  # once per run, as the index's other answers
+    project.read |= read
+    if raw is None:
+        return None
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
         text = SourceText.decode(raw).text
         if too_deep_for_python(raw):  # libcst's parser would overflow the stack on it
             return None

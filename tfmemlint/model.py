@@ -81,8 +81,6 @@ class Rule(NamedTuple):
     enabled_by_default: bool = True
     fixable: bool = True
     level: Level = "error"
-    # Byte strings that let a file through the pre-filter for this rule alone, when it is selected.
-    triggers: tuple[bytes, ...] = ()
 
 
 class Layout(NamedTuple):

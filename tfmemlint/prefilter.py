@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from functools import lru_cache
 from types import CodeType
 
-from tfmemlint.model import Rule
 from tfmemlint.rules import FAMILIES, RuleFamily
 from tfmemlint.source import compile_python, parse_python
 
@@ -26,16 +25,11 @@ Triggers = tuple[tuple[bytes, ...], re.Pattern[bytes] | None]
 Condition = tuple[tuple[bytes, ...], tuple[Triggers, ...]]
 
 
-def _selected_families(
-    selected: frozenset[str],
-) -> Iterator[tuple[RuleFamily, list[Rule], set[bytes]]]:
-    """Each family with a selected rule and a trigger word: (family, its selected rules, the
-    trigger words of the family and of those rules)."""
+def _selected_families(selected: frozenset[str]) -> Iterator[RuleFamily]:
+    """Each family with a selected rule and a trigger word."""
     for family in FAMILIES:
-        chosen = [rule for rule in family.rules if rule.code in selected]
-        triggers = {*family.triggers, *(t for rule in chosen for t in rule.triggers)}
-        if chosen and triggers:
-            yield family, chosen, triggers
+        if family.triggers and any(rule.code in selected for rule in family.rules):
+            yield family
 
 
 @lru_cache(maxsize=8)
@@ -44,8 +38,10 @@ def _conditions(selected: frozenset[str]) -> tuple[Condition, ...]:
     family that needs those modules: the module words, rarer, are searched once per file, and
     first."""
     grouped: dict[tuple[bytes, ...], dict[re.Pattern[bytes] | None, set[bytes]]] = {}
-    for family, _, triggers in _selected_families(selected):
-        grouped.setdefault(family.modules, {}).setdefault(family.inert, set()).update(triggers)
+    for family in _selected_families(selected):
+        grouped.setdefault(family.modules, {}).setdefault(family.inert, set()).update(
+            family.triggers
+        )
     conditions = []
     for modules, by_inert in grouped.items():
         # The plain words first: most files that pass, pass on them.
@@ -75,9 +71,9 @@ def _module_family_triggers(selected: frozenset[str]) -> tuple[bytes, ...]:
         sorted(
             {
                 trigger
-                for family, _, triggers in _selected_families(selected)
+                for family in _selected_families(selected)
                 if family.modules and family.through_project
-                for trigger in triggers
+                for trigger in family.triggers
             }
         )
     )
@@ -97,13 +93,12 @@ def _code_conditions(
     selected: frozenset[str],
 ) -> tuple[tuple[ScreenedCondition, ...], tuple[tuple[Condition, CodeCondition], ...]]:
     """(byte conditions of the families whose words may sit in strings, code conditions of the
-    rest). A rule with trigger words of its own puts its family in the first group whenever it
-    is selected."""
+    rest)."""
     in_text: list[ScreenedCondition] = []
     in_code: list[tuple[Condition, CodeCondition]] = []
-    for family, chosen, triggers in _selected_families(selected):
-        condition = (family.modules, ((tuple(sorted(triggers)), family.inert),))
-        if family.names and not any(rule.triggers for rule in chosen):
+    for family in _selected_families(selected):
+        condition = (family.modules, ((tuple(sorted(family.triggers)), family.inert),))
+        if family.names:
             modules = tuple(module.decode() for module in family.modules)
             names = tuple(tuple(name.split(".")) for name in family.names)
             in_code.append((condition, (modules, names)))
@@ -248,5 +243,4 @@ def _names_in_code(raw: bytes) -> set[str] | None:
 def any_trigger() -> re.Pattern[str]:
     """Any rule's trigger word, in text: what a region must not hold to be set aside unparsed."""
     words = {t for family in FAMILIES for t in (*family.triggers, *family.modules)}
-    words.update(t for family in FAMILIES for rule in family.rules for t in rule.triggers)
     return re.compile("|".join(re.escape(t.decode()) for t in sorted(words)))

@@ -701,7 +701,7 @@ class FileResolver:
         path, read = self.index.star_module(self.importer, name)
         self.read |= read
         if path is not None:
-            self.read |= self.index._summary(path)[1]
+            self.read |= self.index.read(path)[1]
         return path
 
     def script_functions(self) -> frozenset[str]:

@@ -14,6 +14,7 @@ from tfmemlint.model import Finding, Fix
 from tfmemlint.names import CallSite, ModuleNames, Scope
 from tfmemlint.rules import literals
 from tfmemlint.rules.process_wide import INVALID_FORCE_GROWTH
+from tfmemlint.rules.runtime import VISIBILITY, argument
 
 FORCE_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
 VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
@@ -119,22 +120,10 @@ def _env_settings(names: ModuleNames) -> Iterator[EnvSetting]:
 
 def hides_all_gpus(names: ModuleNames, site: CallSite) -> bool:
     """`tf.config.set_visible_devices([], "GPU")`, in either namespace."""
-    api = names.api_of(site.node.func, site.scope, site.order)
-    if api not in ("config.set_visible_devices", "config.experimental.set_visible_devices"):
+    if names.api_of(site.node.func, site.scope, site.order) not in VISIBILITY:
         return False
-    devices = device_type = None
-    positional = 0
-    for arg in site.node.args:
-        if arg.keyword is None and not arg.star:
-            if positional == 0:
-                devices = arg.value
-            elif positional == 1:
-                device_type = arg.value
-            positional += 1
-        elif arg.keyword is not None and arg.keyword.value == "devices":
-            devices = arg.value
-        elif arg.keyword is not None and arg.keyword.value == "device_type":
-            device_type = arg.value
+    devices = argument(site.node, 0, "devices")
+    device_type = argument(site.node, 1, "device_type")
     empty = isinstance(devices, (cst.List, cst.Tuple)) and not devices.elements
     return empty and device_type is not None and literals.string(device_type) == "GPU"
 

@@ -20,7 +20,7 @@ from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
 from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, CallSite, dotted_name
 from tfmemlint.prefilter import holds_a_trigger
-from tfmemlint.project import FileResolver
+from tfmemlint.project import FileResolver, member
 from tfmemlint.rules import literals
 from tfmemlint.rules.eager import FAMILY as EAGER
 from tfmemlint.rules.process_wide import FAMILY as PROCESS_WIDE
@@ -128,7 +128,7 @@ def check(ctx: FileContext) -> Iterator[Finding]:
 
 def _why_no_fix(ctx: FileContext, anchor: Binding, walk: _Walk, start: Start) -> str | None:
     """Why the growth loop after the import would not be sure to work, if it would not."""
-    if start.top <= _top_index(ctx, anchor):
+    if start.top <= walk.anchor_top:
         return "; it starts before this import, so configure it earlier"
     if walk.early_start is not None:
         return f"; `{walk.early_start}`, imported before, may start it: configure it earlier"
@@ -734,7 +734,7 @@ def _imported_names(node: cst.Import | cst.ImportFrom) -> Iterator[str]:
     for alias in node.names:
         imported = dotted_name(alias.name)
         if imported is not None:
-            yield f"{base}{imported}" if base.endswith(".") else f"{base}.{imported}"
+            yield member(base, imported)
 
 
 def _env_setting(ctx: FileContext, node: cst.CSTNode) -> str | None:

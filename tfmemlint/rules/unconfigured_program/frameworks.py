@@ -133,7 +133,7 @@ def called(qualified: str, call: cst.Call) -> Framework | None:
     if framework.needs_argument is not None:
         value = argument(call, *framework.needs_argument)
         growth = argument(call, 1, "allow_growth")
-        given = value is not None and not (isinstance(value, cst.Name) and value.value == "None")
+        given = value is not None and not literals.is_none(value)
         if not given and (growth is None or literals.boolean(growth) is False):
             return None
     return framework
