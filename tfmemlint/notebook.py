@@ -130,8 +130,8 @@ class Notebook:
                 lines.append(BOUNDARY)
                 origin.append((0, 0))
             cell_lines = cell.source.split("\n")
-            if cell_lines and cell_lines[0].lstrip().startswith("%%"):
-                cell_lines = [""] * len(cell_lines)  # a cell magic: the whole cell is not Python
+            if _cell_magic(cell_lines):
+                cell_lines = [""] * len(cell_lines)  # the whole cell is not Python
             magic_rows = _magic_rows(cell.source)
             for row, line in enumerate(cell_lines, 1):
                 if row in magic_rows and row - 1 in magic_rows and _continues(cell_lines[row - 2]):
@@ -151,13 +151,7 @@ class Notebook:
             cell, cell_row = origin[row] if row < len(origin) else (0, 0)
             return f"cell {cell}, line {cell_row}" if cell else f"line {row}"
 
-        magics = []
-        for cell in self.cells:
-            lines = cell.source.split("\n")
-            if lines and lines[0].lstrip().startswith("%%"):
-                magics += lines
-            else:
-                magics += [lines[row - 1] for row in sorted(_magic_rows(cell.source))]
+        magics = [line for cell in self.cells for line in _magic_lines(cell.source)]
         return Layout(BOUNDARY, place, "\n".join(magics))
 
     def with_module(self, fixed: str) -> str:
@@ -211,6 +205,19 @@ def _magic_rows(source: str) -> set[int]:
     return {source.count("\n", 0, start) + 1 for start, _ in magics}
 
 
+def _cell_magic(lines: list[str]) -> bool:
+    """A `%%` cell magic: the whole cell is IPython's."""
+    return bool(lines) and lines[0].lstrip().startswith("%%")
+
+
+def _magic_lines(source: str) -> list[str]:
+    """A cell's IPython lines, in order (every line, for a cell magic)."""
+    lines = source.split("\n")
+    if _cell_magic(lines):
+        return lines
+    return [lines[row - 1] for row in sorted(_magic_rows(source))]
+
+
 def _continues(line: str) -> bool:
     return line.endswith("\\")
 
@@ -218,11 +225,9 @@ def _continues(line: str) -> bool:
 def _restore_magics(original: str, fixed: str) -> str:
     """Put the magic lines back where the module had `pass` for them; a fix never touches
     those lines, so they are found again in order."""
-    original_lines = original.split("\n")
-    if original_lines and original_lines[0].lstrip().startswith("%%"):
+    if _cell_magic(original.split("\n")):
         return original  # a cell magic's cell was blank in the module, and stays as it was
-    magic_rows = _magic_rows(original)
-    magics = [line for row, line in enumerate(original_lines, 1) if row in magic_rows]
+    magics = _magic_lines(original)
     if not magics:
         return fixed
     pending = iter(magics)
