@@ -68,18 +68,20 @@ def _short(api: str) -> str:
     return api.rpartition(".")[2]
 
 
-def _outermost_first(ancestry: Ancestry) -> list[cst.CSTNode]:
-    return list(ancestry)[::-1]
+def _paths(a: Ancestry, b: Ancestry) -> tuple[list[cst.CSTNode], list[cst.CSTNode], int]:
+    """Both places' ancestries, outermost first, and how many nodes they share."""
+    path_a, path_b = list(a)[::-1], list(b)[::-1]
+    common = 0
+    while common < min(len(path_a), len(path_b)) and path_a[common] is path_b[common]:
+        common += 1
+    return path_a, path_b, common
 
 
 def exclusive_branches(a: Ancestry, b: Ancestry) -> bool:
     """Whether two places sit in different branches of one `if`, `try` or `match`, so that at
     most one of them runs: an `if` body and its `else`/`elif`, a `try` body and a handler, two
     handlers, a handler and the `else`, two `case`s."""
-    path_a, path_b = _outermost_first(a), _outermost_first(b)
-    depth = 0
-    while depth < min(len(path_a), len(path_b)) and path_a[depth] is path_b[depth]:
-        depth += 1
+    path_a, path_b, depth = _paths(a, b)
     if depth == 0 or depth >= len(path_a) or depth >= len(path_b):
         return False
     common, one, other = path_a[depth - 1], path_a[depth], path_b[depth]
@@ -100,10 +102,7 @@ def exclusive_branches(a: Ancestry, b: Ancestry) -> bool:
 
 def _loop_around_both(a: Ancestry, b: Ancestry) -> cst.For | cst.While | None:
     """The innermost loop of one function whose body holds both places."""
-    path_a, path_b = _outermost_first(a), _outermost_first(b)
-    common = 0
-    while common < min(len(path_a), len(path_b)) and path_a[common] is path_b[common]:
-        common += 1
+    path_a, _, common = _paths(a, b)
     for depth in range(common - 1, -1, -1):
         node = path_a[depth]
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -432,11 +431,13 @@ def _same_gpu(a: tuple[str, str], b: tuple[str, str]) -> bool:
 
 
 def _growth_and_limit(ctx: FileContext, configs: list[DeviceCall]) -> Iterator[Finding]:
-    growths = [c for c in configs if c.api in GROWTH and growth_enabled(c.site.node)]
-    limits = [c for c in configs if c.api in LIMIT]
-    for growth in growths:
-        for limit in limits:
-            a, b = _devices(ctx, growth), _devices(ctx, limit)
+    # Each call's device once: `_devices` walks the loop around it.
+    growths = [
+        (c, _devices(ctx, c)) for c in configs if c.api in GROWTH and growth_enabled(c.site.node)
+    ]
+    limits = [(c, _devices(ctx, c)) for c in configs if c.api in LIMIT]
+    for growth, a in growths:
+        for limit, b in limits:
             if a is None or b is None or not _same_gpu(a, b):
                 continue
             if exclusive_branches(growth.site.ancestry, limit.site.ancestry):
