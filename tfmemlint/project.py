@@ -209,10 +209,25 @@ class ProjectIndex:
         known = self._summaries.get(path)
         if known is not None:
             return known
-        raw, read = self.read(path)
-        summary = _summarize(raw) if raw is not None else None
+        # A tree the walk kept is summarized; one read only for this is not kept (memory).
+        tree, read = self.syntax_tree(path, keep=False)
+        summary = _summarize(tree) if tree is not None else None
         self._summaries[path] = (summary, read)
         return summary, read
+
+    def syntax_tree(self, path: str, keep: bool = True) -> tuple[ast.Module | None, _Deps]:
+        """A project module's syntax tree, as CPython reads it (None where it cannot), parsed
+        once per run where `keep`, and the file, as a dependency."""
+        raw, read = self.read(path)
+        if path in self.trees:
+            return self.trees[path], read
+        try:
+            tree = parse_python(raw) if raw is not None else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        if keep:
+            self.trees[path] = tree
+        return tree, read
 
     def read(self, path: str) -> tuple[bytes | None, _Deps]:
         """A project file's bytes, read once per run, and the file, as a dependency."""
@@ -672,15 +687,9 @@ class FileResolver:
     def syntax_tree(self, path: str) -> ast.Module | None:
         """A project module's syntax tree, as CPython reads it (once per run); None where it
         cannot."""
-        raw, read = self.index.read(path)
+        tree, read = self.index.syntax_tree(path)
         self.read |= read
-        trees = self.index.trees
-        if path not in trees:
-            try:
-                trees[path] = parse_python(raw) if raw is not None else None
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                trees[path] = None
-        return trees[path]
+        return tree
 
     def imports_of(self, path: str) -> list[str]:
         """The project module files that the project module `path` imports, in order (its
@@ -816,12 +825,11 @@ def _imports_in_lines(raw: bytes) -> Iterator[str]:
                     yield name.split()[0]
 
 
-def _summarize(raw: bytes) -> _Summary | None:
+def _summarize(tree: ast.Module) -> _Summary | None:
+    summary = _Summary()
     try:
-        tree = parse_python(raw)
-        summary = _Summary()
         _collect(tree.body, summary)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except RecursionError:
         return None
     return summary
 
