@@ -601,3 +601,31 @@ def test_the_rule_counts_its_words_as_the_first_stage_does(program: str) -> None
     guarded = source + 'if __name__ == "__main__":\n    tf.test.main()\n'
     assert codes(guarded) == []
     assert not may_have_findings(guarded.encode(), DEFAULT.selected)
+
+
+TF1_HELPERS = {
+    "tf1util.py": "import tensorflow as tf\ndef make_session():\n    return tf.Session()\n"
+    "def log(message):\n    print(message)\n",
+    "tf1compat.py": "import tensorflow.compat.v1 as tf\ndef make_session():\n"
+    "    return tf.Session()\ndef log(message):\n    print(message)\n",
+}
+
+
+@pytest.mark.parametrize("helper", sorted(TF1_HELPERS))
+@pytest.mark.parametrize(("called", "expected"), [("make_session", []), ("log", ["TFM205"])])
+def test_a_program_that_runs_tf1_code_through_a_helper_is_tf1(
+    tmp_path: Path, helper: str, called: str, expected: list[str]
+) -> None:
+    """openai/baselines' `U.make_session().__enter__()` before graph ops: a TF1 program,
+    not a TF2 one; a helper of the same TF1 module that runs no TensorFlow changes nothing."""
+    module = helper.removesuffix(".py")
+    root = _project(
+        tmp_path,
+        {
+            helper: TF1_HELPERS[helper],
+            "main.py": f"import tensorflow as tf\nimport {module}\n"
+            f"def main():\n    {module}.{called}()\n    tf.reduce_mean(tf.ones([2]))\n"
+            'if __name__ == "__main__":\n    main()\n',
+        },
+    )
+    assert [code for _, code in _found(root, "--select", "TFM205")] == expected

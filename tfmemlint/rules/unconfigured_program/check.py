@@ -48,6 +48,7 @@ from tfmemlint.rules.unconfigured_program.screen import (
     TF1_ONLY_NAMES,
     calls_tensorflow_at_import,
     tf1_code,
+    tf1_definition,
 )
 
 # How many statements the walk follows, over every function and module it enters: a bound on
@@ -424,7 +425,7 @@ class _Walk:
         # decides where a fix can go: modules imported there are read for one.
         self.anchor_top = anchor_top
         self.first_start: Start | None = None
-        self.configured = False  # a setting came first (or TF1's graph mode: no op starts it)
+        self.configured = False  # a setting came first (or TF1 code: no op starts the runtime)
         self.budget = MAX_STATEMENTS
         self.depth = 0
         self.top = 0
@@ -440,13 +441,17 @@ class _Walk:
     def done(self) -> bool:
         return self.first_start is not None or self.configured or self.unsure or self.budget <= 0
 
-    def enter(self, path: str) -> FileContext | None:
+    def enter(self, path: str, runs: str | None = None) -> FileContext | None:
         """Another module of the project, parsed, unless CPython's reading already shows it is
         TF1 code: a start found there would be TF1's, of which TFM205 says nothing, so what
-        it runs counts as starting nothing."""
+        it runs counts as starting nothing. `runs`: the function or class of it that the
+        program is about to run; one that runs TF1 code itself (`make_session()` building a
+        `tf.Session`) makes the program a TF1 one from there on, as graph mode does."""
         project = self.entry.names.project
         tree = project.syntax_tree(path) if project is not None else None
         if tree is not None and tf1_code(tree):
+            if runs is not None and tf1_definition(tree, runs):
+                self.configured = True
             return None
         return self.read(self.entry.other_module(path))
 
@@ -617,14 +622,14 @@ class _Walk:
         head, _, last = name.rpartition(".")
         path = project.locate(name)
         if path is not None:
-            other = self.enter(path)
+            other = self.enter(path, runs=last)
             function = _module_definition(other, last) if other is not None else None
             return (other, function, None) if other is not None and function else None
         # `mod.Class` or `mod.Class.method`, the class defined in the project module `mod`
         for class_path, method_name in ((name, None), (head, last)):
             module, _, class_name = class_path.rpartition(".")
             path = project.module(module) if module else None
-            other = self.enter(path) if path is not None else None
+            other = self.enter(path, runs=class_name) if path is not None else None
             definition = _module_definition(other, class_name) if other is not None else None
             if other is None or not isinstance(definition, cst.ClassDef):
                 continue

@@ -72,6 +72,26 @@ def may_find(tree: ast.Module) -> bool:
 def tf1_code(tree: ast.Module) -> bool:
     """`import tensorflow.compat.v1 as tf` (or as the module's only TensorFlow), a name only
     TF1's top level has on a plain `import tensorflow`, or a call that turns TF2 off."""
+    plain, compat = _aliases(tree)
+    return _tf1_imports(plain, compat) or _runs_tf1(tree, plain, plain | set(compat))
+
+
+def tf1_definition(tree: ast.Module, name: str) -> bool:
+    """Whether the module's top-level function or class `name` runs TF1 code: it spells a
+    name only TF1 has, turns TF2 off, or, in a module whose TensorFlow is TF1's, uses it."""
+    plain, compat = _aliases(tree)
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    found = next((n for n in tree.body if isinstance(n, kinds) and n.name == name), None)
+    if found is None:
+        return False
+    if _tf1_imports(plain, compat):
+        tf1 = set(compat) | plain
+        return any(isinstance(n, ast.Name) and n.id in tf1 for n in ast.walk(found))
+    return _runs_tf1(found, plain, plain | set(compat))
+
+
+def _aliases(tree: ast.Module) -> tuple[set[str], list[str]]:
+    """The names the module binds to TensorFlow (or its `compat.v2`), and to `compat.v1`."""
     plain: set[str] = set()
     compat: list[str] = []
     for node in tree.body:
@@ -84,14 +104,20 @@ def tf1_code(tree: ast.Module) -> bool:
                 plain.add(alias.asname)
             elif alias.asname is not None and alias.name == TF1_COMPAT:
                 compat.append(alias.asname)
-    if "tf" in compat or (compat and not plain):
-        return True
-    aliases = plain | set(compat)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in GRAPH_MODE and _rooted_in(node.func, aliases):
+    return plain, compat
+
+
+def _tf1_imports(plain: set[str], compat: list[str]) -> bool:
+    """TF1's API as the module's `tf`, or as its only TensorFlow."""
+    return "tf" in compat or bool(compat and not plain)
+
+
+def _runs_tf1(node: ast.AST, plain: set[str], aliases: set[str]) -> bool:
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):
+            if child.func.attr in GRAPH_MODE and _rooted_in(child.func, aliases):
                 return True
-        elif _spells_tf1(node, plain):
+        elif _spells_tf1(child, plain):
             return True
     return False
 
