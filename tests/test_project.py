@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tfmemlint.project import ProjectIndex
+from tfmemlint.project import FileResolver, ProjectIndex
+from tfmemlint.runner import first_stage
+from tfmemlint.settings import select_rules
 
 BARE = "tf.Session()"
 FIXED = "tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"
@@ -175,6 +177,33 @@ def test_the_index_reads_only_what_it_needs(tmp_path: Path) -> None:
     assert resolver.resolve({"numpy.zeros"}) == {"numpy.zeros"}
     assert [os.path.basename(d.path) for d in resolver.dependencies()] == ["compat.py"]
     assert resolver.reaches_tensorflow((root / "use.py").read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("body", "asks"),
+    [
+        ("class Guard(SessionMiddleware):\n    pass\n", False),  # a word inside a name
+        ("sess = tfv1.Session()\n", True),
+        ("x = {'per_process_gpu_memory_fraction': 2.0}\n", True),  # a word that may be a string
+    ],
+)
+def test_the_index_is_asked_only_for_a_file_that_spells_an_api_name(
+    tmp_path: Path, body: str, asks: bool
+) -> None:
+    """A file without TensorFlow's module words goes to the project index only when its bytes
+    could make the second stage find an API name: the words alone do not decide."""
+    use = f"from mypkg.compat import tfv1\n{body}"
+    root = project(tmp_path / "repo", {**COMPAT, "use.py": use})
+    asked: list[FileResolver] = []
+
+    def resolver() -> FileResolver:
+        asked.append(ProjectIndex().resolver(str(root / "use.py")))
+        return asked[-1]
+
+    verdict = first_stage(use.encode(), select_rules(extend_select=["TFM"]), resolver)
+    assert verdict == ("project" if asks else "")
+    read = [os.path.basename(d.path) for r in asked for d in r.dependencies()]
+    assert read == (["compat.py"] if asks else [])
 
 
 def cached_run(root: Path, cache: Path) -> subprocess.CompletedProcess[str]:

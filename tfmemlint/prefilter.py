@@ -65,6 +65,19 @@ def needs_project(raw: bytes, selected: frozenset[str]) -> bool:
     return any(map(raw.__contains__, _module_family_triggers(selected)))
 
 
+def names_a_project_api(raw: bytes, selected: frozenset[str]) -> bool:
+    """Whether Python source that `needs_project` also spells, as a whole word, an API name
+    of a family that can reach TensorFlow through the project, as the second stage would find
+    it among the names the code uses (`SessionMiddleware` holds the word `Session`, not the
+    name); or holds the words of such a family whose words may sit in a string. Asked before
+    the project index, which costs far more. Not for a notebook's JSON, whose escapes
+    (`\\nSession`) hide where a word begins."""
+    in_text, api_names = _project_api_names(selected)
+    return any(map(raw.__contains__, in_text)) or (
+        api_names is not None and api_names.search(raw) is not None
+    )
+
+
 @lru_cache(maxsize=8)
 def _module_family_triggers(selected: frozenset[str]) -> tuple[bytes, ...]:
     return tuple(
@@ -77,6 +90,28 @@ def _module_family_triggers(selected: frozenset[str]) -> tuple[bytes, ...]:
             }
         )
     )
+
+
+@lru_cache(maxsize=8)
+def _project_api_names(
+    selected: frozenset[str],
+) -> tuple[tuple[bytes, ...], re.Pattern[bytes] | None]:
+    """(the trigger words of the families that reach TensorFlow through the project and have no
+    API names, the last component of every API name of those that have them, as a whole
+    word). A non-ASCII neighbour counts as a word's edge: more files pass, never fewer."""
+    in_text: set[bytes] = set()
+    last: set[str] = set()
+    for family in _selected_families(selected):
+        if not (family.modules and family.through_project):
+            continue
+        if family.names:
+            last.update(name.rpartition(".")[2] for name in family.names)
+        else:
+            in_text.update(family.triggers)
+    if not last:
+        return tuple(sorted(in_text)), None
+    words = b"|".join(re.escape(word.encode()) for word in sorted(last))
+    return tuple(sorted(in_text)), re.compile(rb"(?<!\w)(?:" + words + rb")(?!\w)")
 
 
 # (module words, each name's components) of a family whose every finding needs its names used

@@ -18,6 +18,7 @@ from tfmemlint.model import FILE, FileResult, Finding, Layout, Location, Rule
 from tfmemlint.prefilter import (
     code_may_have_findings,
     may_have_findings,
+    names_a_project_api,
     needs_project,
     python2_for_python,
     too_deep_for_python,
@@ -314,6 +315,8 @@ def first_stage(
         return ""
     if project.filename.endswith(".ipynb"):
         return "project"  # its code sits in JSON strings: the cells are asked, once read
+    if not names_a_project_api(raw, selected):
+        return ""
     return "project" if project.reaches_tensorflow(raw) else ""
 
 
