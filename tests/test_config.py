@@ -76,6 +76,79 @@ def test_gitignore_is_respected_by_default(tmp_path: Path) -> None:
     assert run_cli("ignored_one.py", cwd=tmp_path).returncode == 1
 
 
+def git_repository(root: Path, gitignore: str) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / ".gitignore").write_text(gitignore)
+
+
+def test_a_named_folder_git_ignores_is_checked(tmp_path: Path) -> None:
+    """As in ruff, ignore rules apply to what a walk finds below the paths given: naming a
+    git-ignored folder checks it; a folder not ignored keeps git's rules inside it."""
+    git_repository(tmp_path, "generated/\n*.skip.py\n")
+    for name in ("generated/a.py", "generated/deep/b.py", "src/c.py", "src/d.skip.py", "top.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(BARE)
+    named = run_cli("--output-format", "json", "generated", "src", cwd=tmp_path)
+    assert named.returncode == 1, named.stderr
+    assert sorted(codes(named)) == [("a.py", "TFM101"), ("b.py", "TFM101"), ("c.py", "TFM101")]
+    walked = run_cli("--output-format", "json", ".", cwd=tmp_path)  # from above: left out
+    assert sorted(codes(walked)) == [("c.py", "TFM101"), ("top.py", "TFM101")]
+    # A named folder below an ignored one is named too.
+    deep = run_cli("--output-format", "json", "generated/deep", cwd=tmp_path)
+    assert codes(deep) == [("b.py", "TFM101")]
+
+
+def test_respect_gitignore_on_the_command_line(tmp_path: Path) -> None:
+    git_repository(tmp_path, "ignored_*.py\n")
+    (tmp_path / "ignored_one.py").write_text(BARE)
+    (tmp_path / "kept.py").write_text(BARE)
+    (tmp_path / "tfmemlint.toml").write_text("respect-gitignore = false\n")
+    both = run_cli("--output-format", "json", ".", cwd=tmp_path)
+    assert len(codes(both)) == 2
+    flag = run_cli("--output-format", "json", "--respect-gitignore", ".", cwd=tmp_path)
+    assert codes(flag) == [("kept.py", "TFM101")]  # the flag wins over the file
+    (tmp_path / "tfmemlint.toml").unlink()
+    flag = run_cli("--output-format", "json", "--no-respect-gitignore", ".", cwd=tmp_path)
+    assert len(codes(flag)) == 2
+
+
+@pytest.mark.parametrize("how", ["flag", "configuration"])
+def test_force_exclude_leaves_out_named_paths(tmp_path: Path, how: str) -> None:
+    """pre-commit names every changed file: --force-exclude applies the excludes to them."""
+    (tmp_path / "tfmemlint.toml").write_text(
+        'extend-exclude = ["generated", "*_pb2.py"]\n'
+        + ("force-exclude = true\n" if how == "configuration" else "")
+    )
+    for name in ("generated/g.py", "build/b.py", "m_pb2.py", "src/kept.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(BARE)
+    named = ["generated/g.py", "build/b.py", "m_pb2.py", "src/kept.py", "generated"]
+    flag = ["--force-exclude"] if how == "flag" else []
+    forced = run_cli("--output-format", "json", *flag, *named, cwd=tmp_path)
+    assert codes(forced) == [("kept.py", "TFM101")]
+    if how == "flag":  # without it, every named path is checked
+        plain = run_cli("--output-format", "json", *named, cwd=tmp_path)
+        assert len(codes(plain)) == 4
+
+
+def test_checking_nothing_warns_and_never_says_all_passed(tmp_path: Path) -> None:
+    git_repository(tmp_path, "*.py\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "only_ignored").mkdir()
+    (tmp_path / "only_ignored" / "m.py").write_text(BARE)
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "m.py").write_text(BARE)
+    runs = [
+        run_cli("empty", cwd=tmp_path),
+        run_cli(".", cwd=tmp_path),  # every file git-ignored
+        run_cli("--force-exclude", "build/m.py", cwd=tmp_path),  # build output, named
+    ]
+    for result in runs:
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "warning: No Python files found under the given path(s)" in result.stderr
+        assert "All checks passed" not in result.stdout + result.stderr
+
+
 @pytest.mark.parametrize(
     "content, says",
     [

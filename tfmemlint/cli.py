@@ -112,6 +112,18 @@ def _codes(values: tuple[str, ...]) -> list[str]:
     help="Worker processes for the files that need parsing (default: one per CPU). "
     "A handful of files is always checked in this process.",
 )
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Whether folder walks leave out what git ignores (default: yes, or the configuration's "
+    "respect-gitignore).",
+)
+@click.option(
+    "--force-exclude",
+    is_flag=True,
+    default=None,
+    help="Leave out excluded paths even when named on the command line (for pre-commit).",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option(
     "--cache-dir",
@@ -146,6 +158,8 @@ def check(
     ignore: tuple[str, ...],
     exit_zero: bool,
     jobs: int | None,
+    respect_gitignore: bool | None,
+    force_exclude: bool | None,
     no_cache: bool,
     cache_dir: str | None,
     verbose: bool,
@@ -179,7 +193,10 @@ def check(
         file_config.get("exclude"),
         file_config.get("extend-exclude", ()),
         file_config.root,
-        file_config.get("respect-gitignore", True),
+        file_config.get("respect-gitignore", True)
+        if respect_gitignore is None
+        else respect_gitignore,
+        file_config.get("force-exclude", False) if force_exclude is None else force_exclude,
     )
 
     mode: Any = "fix" if fix else "diff" if diff else "check"
@@ -203,6 +220,8 @@ def check(
         started = time.perf_counter()
         items = list(discover(paths or (".",), exclusions))
         walked_s = time.perf_counter() - started
+        if not items:  # as ruff says it: checking nothing is no pass
+            click.echo("warning: No Python files found under the given path(s)", err=True)
         cache = None
         if not no_cache:
             from tfmemlint.cache import DIRECTORY_NAME, ResultCache
@@ -226,7 +245,7 @@ def check(
         elif output_format == "text":
             text = text_report.TextReport(out, color=out.isatty(), show_fixes=show_fixes)
             text.findings(results)
-            if not quiet:
+            if not quiet and results:
                 text.summary(results, mode)
         else:
             report.write(output_format, results, out)

@@ -18,7 +18,8 @@ SECTION = "[tool.tfmemlint]"
 
 _LISTS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 _STRINGS = ("policy", "output-format", "cache-dir")
-KEYS = frozenset({*_LISTS, *_STRINGS, "per-file-ignores", "respect-gitignore"})
+_BOOLEANS = ("respect-gitignore", "force-exclude")
+KEYS = frozenset({*_LISTS, *_STRINGS, *_BOOLEANS, "per-file-ignores"})
 
 
 class ConfigError(ValueError):
@@ -105,8 +106,8 @@ def _validate(path: str, values: dict[str, Any]) -> None:
             raise ConfigError(f"{path}: {key!r} must be a list of strings")
         if key in _STRINGS and not isinstance(value, str):
             raise ConfigError(f"{path}: {key!r} must be a string")
-        if key == "respect-gitignore" and not isinstance(value, bool):
-            raise ConfigError(f"{path}: 'respect-gitignore' must be true or false")
+        if key in _BOOLEANS and not isinstance(value, bool):
+            raise ConfigError(f"{path}: {key!r} must be true or false")
         if key == "per-file-ignores" and not (
             isinstance(value, dict)
             and all(

@@ -1,9 +1,11 @@
 """Turns the paths a user gave into the files to check.
 
 Directories are walked for `*.py` and `*.ipynb`; hidden folders, virtualenvs, build output and
-caches are skipped, and so are files git ignores. A file named explicitly is always checked,
-whatever its name. Symbolic links to files are followed (the target is what gets fixed); links
-to folders are not, so a link loop cannot trap the walk.
+caches are skipped, and so are files git ignores. Those rules apply to what a walk finds below
+the paths given, as ruff applies them: a file or folder named explicitly is always checked,
+whatever its name, unless `--force-exclude` says otherwise. Symbolic links to files are
+followed (the target is what gets fixed); links to folders are not, so a link loop cannot trap
+the walk.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ class Exclusions:
     extra: Sequence[str] = ()
     root: str = "."
     respect_gitignore: bool = True
+    # Whether a path named on the command line is left out too, as a walk would leave it
+    # (pre-commit names every changed file, excluded ones included).
+    force: bool = False
     _ignored: dict[str, frozenset[str]] = field(default_factory=dict, compare=False)
 
     def _matches(self, path: str, patterns: Sequence[str]) -> bool:
@@ -62,6 +67,25 @@ class Exclusions:
         if self.patterns is None and not self.extra:
             return False
         return self._matches(path, [*(self.patterns or ()), *self.extra])
+
+    def skip_named(self, path: str) -> bool:
+        """Under `force`, whether a path named on the command line is left out: it, or a folder
+        it lies in below the root, is one a walk would leave out."""
+        if not self.force:
+            return False
+        absolute = os.path.abspath(path)
+        relative = os.path.relpath(absolute, os.path.abspath(self.root))
+        if relative.split(os.sep)[0] == os.pardir:
+            relative = os.path.basename(absolute)  # outside the root: only its own name counts
+        parts = [] if relative == os.curdir else relative.split(os.sep)
+        folder = os.path.abspath(self.root)
+        for index, name in enumerate(parts):
+            folder = os.path.join(folder, name)
+            if index == len(parts) - 1 and not os.path.isdir(path):
+                return self.skip_file(path)
+            if self.skip_dir(folder, name):
+                return True
+        return False
 
 
 def _walk(root: str, exclusions: Exclusions) -> list[tuple[str, str, bool]]:
@@ -103,15 +127,20 @@ _SUFFIXES = (".py", ".ipynb")
 
 def _git_ignored(root: str, files: list[str]) -> set[str]:
     """The files among `files` (relative to `root`) that git ignores in the repository holding
-    `root`; none when there is no git or no repository."""
+    `root`, by its rules for what lies below `root`; none when there is no git or no repository.
+
+    `root` was named on the command line, so a pattern that ignores it (or a folder above it)
+    does not count: git reports that pattern for every file below too, and a CI gate must never
+    pass by checking nothing. Such a file is checked even where another pattern also matches
+    it, since git names only the one pattern."""
     if not files or not _in_a_repository(root):
         return set()
     import subprocess  # here: a run on named files never needs it
 
     try:
         done = subprocess.run(
-            ["git", "-C", root, "check-ignore", "-z", "--stdin"],
-            input="\0".join(files),
+            ["git", "-C", root, "check-ignore", "--verbose", "-z", "--stdin"],
+            input="\0".join([*files, _ROOT_ITSELF]),
             capture_output=True,
             text=True,
             timeout=60,
@@ -120,7 +149,22 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
         return set()
     if done.returncode not in (0, 1):  # 128: not a repository
         return set()
-    return {p for p in done.stdout.split("\0") if p}
+    # Records of four fields: the ignore file, the line in it, the pattern, the path.
+    fields = done.stdout.split("\0")
+    matched = {
+        fields[i + 3]: (fields[i], fields[i + 1], fields[i + 2])
+        for i in range(0, len(fields) - 3, 4)
+    }
+    ignores_root = matched.pop(_ROOT_ITSELF, None)
+    return {
+        path
+        for path, match in matched.items()
+        if not match[2].startswith("!") and match != ignores_root  # `!`: a negation matched
+    }
+
+
+# How the named folder itself is asked about, relative to itself (the slash: as a folder).
+_ROOT_ITSELF = "./"
 
 
 def _in_a_repository(root: str) -> bool:
@@ -144,6 +188,8 @@ def discover(paths: Iterable[str], exclusions: Exclusions | None = None) -> Iter
     exclusions = exclusions or Exclusions()
     seen: set[str] = set()
     for path in paths:
+        if exclusions.skip_named(path):
+            continue
         if os.path.isdir(path):
             root = os.path.normpath(path)
             walked = _walk(root, exclusions)
