@@ -52,6 +52,12 @@ def _codes(values: tuple[str, ...]) -> list[str]:
 @click.option("--fix", is_flag=True, help="Rewrite files in place with the available fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 @click.option(
+    "--add-noqa",
+    is_flag=True,
+    help="Silence every finding with a `# noqa: CODE` comment on its line (to adopt a gate on "
+    "old code); report nothing else.",
+)
+@click.option(
     "--policy",
     metavar="growth|fraction=F",
     help="How fixes limit memory: allow_growth (the default), or a per-process fraction in (0, 1].",
@@ -143,6 +149,7 @@ def check(
     paths: tuple[str, ...],
     fix: bool,
     diff: bool,
+    add_noqa: bool,
     policy: str | None,
     output_format: str | None,
     config_path: str | None,
@@ -177,6 +184,8 @@ def check(
 
     if fix and diff:
         raise click.UsageError("--fix and --diff cannot be used together")
+    if add_noqa and (fix or diff or "-" in paths):
+        raise click.UsageError("--add-noqa works on files, and not with --fix or --diff")
     try:
         # A source on stdin finds its configuration from the name it is reported under.
         near = [stdin_filename] if "-" in paths and stdin_filename else list(paths)
@@ -233,6 +242,8 @@ def check(
         interactive = sys.stderr.isatty() and not os.environ.get("CI")  # CI logs stay clean
         results = list(text_report.with_progress(run, len(run)) if interactive else run)
 
+    if add_noqa:
+        sys.exit(_add_noqa(results))
     with contextlib.ExitStack() as stack:
         out = report_to
         if output_file is not None:
@@ -258,6 +269,29 @@ def check(
     remaining = sum(len(r.findings) + (r.fixed if diff else 0) for r in results)
     fixed = exit_non_zero_on_fix and any(r.fixed for r in results) and fix
     sys.exit(EXIT_FINDINGS if (remaining and not exit_zero) or fixed else EXIT_CLEAN)
+
+
+def _add_noqa(results: list[Any]) -> int:
+    """Writes the comments, says what it could not silence and why, one line each; the exit
+    status: 0, or 2 when a file could not be rewritten."""
+    from tfmemlint.runner import add_noqa
+
+    added = failed = 0
+    for result in results:
+        outcome = add_noqa(result)
+        added += outcome.added
+        if outcome.error is not None:
+            failed += 1
+            click.echo(f"{result.filename}: no noqa added: {outcome.error}", err=True)
+        for finding, why in outcome.left:
+            where = f"cell {finding.cell}, " if finding.cell else ""
+            row, column = finding.location
+            click.echo(
+                f"{result.filename}:{where}{row}:{column}: {finding.code} not silenced: {why}",
+                err=True,
+            )
+    click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.")
+    return EXIT_ERROR if failed else EXIT_CLEAN
 
 
 @cli.command()

@@ -198,6 +198,69 @@ def _check_notebook(
     return result
 
 
+class NoqaOutcome(NamedTuple):
+    """What `--add-noqa` did to one file: lines that got a directive, the findings it left,
+    each with why, and the reason the file was not rewritten, if it was not."""
+
+    added: int = 0
+    left: tuple[tuple[Finding, str], ...] = ()
+    error: str | None = None
+
+
+def add_noqa(result: FileResult) -> NoqaOutcome:
+    """Silence each finding of a checked file with a `# noqa:` comment on its line, written
+    atomically; in a notebook, only the cells' sources change."""
+    from tfmemlint.suppression import with_noqa
+
+    if not result.findings:
+        return NoqaOutcome()
+    try:
+        raw = _read(result.filename)
+        if result.filename.endswith(".ipynb"):
+            new_bytes, added, left = _notebook_with_noqa(raw, result.findings)
+        else:
+            source = SourceText.decode(raw)
+            if source.encode(source.text) != raw:
+                return NoqaOutcome(error=f"it does not round-trip through {source.encoding}")
+            if result.text is not None and source.text != result.text:
+                return NoqaOutcome(error="it changed while it was checked")
+            new_text, added, left = with_noqa(source.text, result.findings)
+            new_bytes = source.encode(new_text)
+        if added:
+            write_atomically(result.filename, new_bytes, expected_old=raw)
+    except (OSError, SourceError, UnicodeError, ValueError) as exc:  # NotebookError too
+        return NoqaOutcome(error=getattr(exc, "strerror", None) or str(exc))
+    return NoqaOutcome(added, tuple(left))
+
+
+def _notebook_with_noqa(
+    raw: bytes, findings: list[Finding]
+) -> tuple[bytes, int, list[tuple[Finding, str]]]:
+    """`add_noqa` on a notebook: the comments go into the module of its cells, and back."""
+    from tfmemlint.notebook import Notebook
+    from tfmemlint.suppression import with_noqa
+
+    notebook = Notebook.parse(raw.decode("utf-8"))
+    module, origin = notebook.module()
+    module_row = {place: row for row, place in enumerate(origin) if place[0]}
+    in_module: dict[Finding, Finding] = {}
+    left: list[tuple[Finding, str]] = []
+    for finding in findings:
+        first = module_row.get((finding.cell or 0, finding.location.row))
+        if first is None:
+            left.append((finding, "it is not on a line of a code cell"))
+            continue
+        last = module_row.get((finding.cell or 0, finding.end_location.row), first)
+        moved = finding._replace(
+            location=finding.location._replace(row=first),
+            end_location=finding.end_location._replace(row=last),
+        )
+        in_module[moved] = finding
+    new_module, added, not_placed = with_noqa(module, list(in_module))
+    left += [(in_module[moved], why) for moved, why in not_placed]
+    return notebook.with_module(new_module).encode("utf-8"), added, left
+
+
 def _in_cell(finding: Finding, origin: list[tuple[int, int]]) -> Finding:
     """A finding whose rows count in the notebook's module, re-pointed at its cell."""
     if finding.location.row >= len(origin) or origin[finding.location.row][0] == 0:

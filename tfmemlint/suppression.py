@@ -12,6 +12,7 @@ import re
 import tokenize
 
 from tfmemlint.model import Finding
+from tfmemlint.rules.file_errors import FAMILY as FILE_ERRORS
 from tfmemlint.source import LineIndex
 
 DIRECTIVE = re.compile(
@@ -66,3 +67,81 @@ def unsuppressed(findings: list[Finding], lines: LineIndex) -> list[Finding]:
         if ALL not in silenced and finding.code not in silenced:
             kept.append(finding)
     return kept
+
+
+def with_noqa(text: str, findings: list[Finding]) -> tuple[str, int, list[tuple[Finding, str]]]:
+    """`--add-noqa`: the text with each finding silenced by `# noqa: CODE` on its first line (on
+    its last where the first cannot take a comment), its code merged into the line's own
+    `# noqa:` list where there is one; how many lines got a directive; and the findings left as
+    they were, each with why. Every other byte stays."""
+    lines = LineIndex(text)
+    open_rows, comments = _comment_places(text, lines)
+    codes_by_row: dict[int, list[str]] = {}
+    left: list[tuple[Finding, str]] = []
+    for finding in findings:
+        if finding.code in _LINE_FREE:
+            left.append((finding, "a problem of the whole file, which no comment silences"))
+            continue
+        rows = (finding.location.row, finding.end_location.row)
+        row = next((r for r in rows if r in open_rows), None)
+        if row is None:
+            left.append((finding, "its lines end inside a string or a `\\` continuation"))
+            continue
+        codes = codes_by_row.setdefault(row, [])
+        if finding.code not in codes:
+            codes.append(finding.code)
+    pieces: list[str] = []
+    cursor = 0
+    for row in sorted(codes_by_row):
+        codes = sorted(codes_by_row[row])
+        comment = comments.get(row)
+        listed = _noqa_list(comment[1]) if comment else None
+        if comment and listed:  # a noqa list already: the codes join it
+            at = end = comment[0] + listed.end("codes")
+            insertion = "".join(f", {code}" for code in codes)
+        else:  # a comment of its own at the end of the line; trailing blanks give way to it
+            start, content = lines.offset(row, 0), lines.line(row)
+            at, end = start + len(content.rstrip(" \t\f")), start + len(content)
+            insertion = f"  # noqa: {', '.join(codes)}"
+        pieces += [text[cursor:at], insertion]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces), len(codes_by_row), left
+
+
+# File problems (unreadable, undecodable, not Python), which no line's comment silences.
+_LINE_FREE = frozenset(rule.code for rule in FILE_ERRORS.rules)
+
+
+_TRIPLES = ('"""', "'''")
+
+
+def _noqa_list(comment: str) -> re.Match[str] | None:
+    """The comment's `# noqa: CODES` directive, if it has one."""
+    for match in DIRECTIVE.finditer(comment):
+        if match.group("codes"):
+            return match
+    return None
+
+
+def _comment_places(text: str, lines: LineIndex) -> tuple[set[int], dict[int, tuple[int, str]]]:
+    """(the rows whose end a comment can follow: not inside a string, not continued by a
+    backslash; each row's comment, with its offset). The scanner that never fails reads them,
+    so Python 2 and broken cells get their comments too."""
+    from tfmemlint.statements import tokens
+
+    closed: set[int] = set()
+    comments: dict[int, tuple[int, str]] = {}
+    for token in tokens(text):
+        if token.kind == "comment":
+            row = lines.location(token.start).row
+            comments[row] = (token.start, text[token.start : token.end])
+        elif token.kind == "continuation":
+            closed.add(lines.location(token.start).row)
+        elif token.kind == "string":
+            first, last = lines.location(token.start).row, lines.location(token.end).row
+            piece = text[token.start : token.end]
+            if piece[:3] in _TRIPLES and (len(piece) < 6 or not piece.endswith(piece[:3])):
+                last += 1  # a triple-quoted string that never closes: its last line too
+            closed.update(range(first, last))
+    return set(range(1, len(lines.starts) + 1)) - closed, comments
