@@ -107,3 +107,20 @@ def test_compare_times_two_installs_in_turn(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert re.search(r"cold\s+base \d+\.\d+ s\s+new \d+\.\d+ s\s+new/base \d+\.\d+", done.stdout)
     assert re.search(r"warm\s+base", done.stdout)
+
+
+def test_the_server_bench_runs() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "server.py"), "--rounds", "2", "--lines", "60"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    rows = re.findall(
+        r"^  (with sessions|no trigger word) \((\d+) findings\) +([\d.]+) ms", done.stdout, re.M
+    )
+    assert [(label, int(found) > 0) for label, found, _ in rows] == [
+        ("with sessions", True),
+        ("no trigger word", False),
+    ]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -283,3 +285,13 @@ def test_the_lint_path_never_imports_verify_or_tensorflow(write) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_server_without_the_lsp_extra_says_how_to_get_it() -> None:
+    blocked = (
+        "import sys; sys.modules['pygls'] = None; sys.argv = ['tfmemlint', 'server']\n"
+        "from tfmemlint.cli import main; main()"
+    )
+    done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "pip install 'tfmemlint[lsp]'" in done.stderr

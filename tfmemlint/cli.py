@@ -313,6 +313,19 @@ def rule(code: str | None, all_rules: bool) -> None:
     click.echo(render_rule(found))
 
 
+@cli.command()
+def server() -> None:
+    """Run the language server (LSP, over stdio) for editors: diagnostics as you type, quick
+    fixes, fix-all, suppressions and rule pages on hover. Needs `pip install 'tfmemlint[lsp]'`."""
+    try:
+        from tfmemlint.server import main as serve
+    except ImportError as exc:
+        raise click.UsageError(
+            f"the language server needs the lsp extra (pip install 'tfmemlint[lsp]'): {exc}"
+        ) from None
+    serve()
+
+
 def main() -> None:
     try:
         cli(prog_name="tfmemlint")

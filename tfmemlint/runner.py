@@ -137,12 +137,20 @@ def _check_file(
 def check_stdin(
     name: str, raw: bytes, settings: Settings, mode: Mode, verbose: bool = False
 ) -> tuple[FileResult, bytes]:
-    """A source read from stdin (editors): its result, and the bytes to hand back, fixed or as
-    they came, never nothing, even for a file without findings or one that does not parse."""
+    """A source read from stdin, or an editor's buffer: its result, and the bytes to hand back,
+    fixed or as they came, never nothing, even for a file without findings or one that does not
+    parse. A name ending in `.ipynb` takes the bytes for a notebook's JSON. Nothing is written."""
     settings = settings.for_file(name)
     from tfmemlint.project import ProjectIndex
 
     project = ProjectIndex(settings.config_root).resolver(name)
+    if name.endswith(".ipynb"):
+        # "diff" fixes in memory as "fix" does, and never writes.
+        in_memory: Mode = "diff" if mode == "fix" else mode
+        result = _check_notebook(name, raw, settings, in_memory, verbose, project)
+        if mode != "fix" or result.fixed_text is None:
+            return result, raw
+        return result, result.fixed_text.encode("utf-8")
     result, source = check_bytes(name, raw, settings, mode, verbose, project=project)
     if source is None or result.fixed_text is None:
         return result, raw

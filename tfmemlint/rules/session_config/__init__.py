@@ -118,7 +118,7 @@ UNRESOLVED_CONFIG = Rule(
     summary="Session config cannot be resolved statically",
     enabled_by_default=False,
     fixable=False,
-    level="info",
+    level="warning",  # a session that may reserve every GPU; nobody can tell which
     doc=RuleDoc(
         what_it_does="Reports sessions whose config tfmemlint cannot follow: a function "
         "parameter, an attribute, a helper that is not the project's or has several `return`s, "

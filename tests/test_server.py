@@ -1,0 +1,301 @@
+"""`tfmemlint server` (issue 17): a real LSP client (pytest-lsp) starts the server as a subprocess
+and talks LSP to it over stdio, as an editor does."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+SESSION = "import tensorflow.compat.v1 as tf\n\nsess = tf.Session()\n"
+CONFIGURED = (
+    "import tensorflow.compat.v1 as tf\n\n"
+    "sess = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))\n"
+)
+# A short pause before each check: the tests wait for it, not for a fixed time.
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "tfmemlint", "server"],
+    server_env={**os.environ, "TFMEMLINT_LSP_DEBOUNCE_S": "0.05"},
+)
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, tmp_path: Path):
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")],
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def settled(
+    client: LanguageClient, uri: str, done: Callable[[Sequence[types.Diagnostic]], bool]
+) -> list[types.Diagnostic]:
+    """The document's diagnostics, once they satisfy `done` (within 30 s)."""
+
+    async def wait() -> list[types.Diagnostic]:
+        while uri not in client.diagnostics or not done(client.diagnostics[uri]):
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        return list(client.diagnostics[uri])
+
+    return await asyncio.wait_for(wait(), 30)
+
+
+def codes(diagnostics: Sequence[types.Diagnostic]) -> list[str]:
+    return [str(d.code) for d in diagnostics]
+
+
+def open_file(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
+    path.write_text(text)
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", version, text))
+    )
+    return uri
+
+
+def change(client: LanguageClient, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=version, uri=uri),
+            [types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+def apply(text: str, edits: Sequence[types.TextEdit]) -> str:
+    """The text with the edits made (ASCII text: characters are UTF-16 units)."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: types.Position) -> int:
+        return starts[min(position.line, len(starts) - 1)] + position.character
+
+    for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+    return text
+
+
+async def actions(
+    client: LanguageClient,
+    uri: str,
+    where: types.Range,
+    only: list[str] | None = None,
+    diagnostics: Sequence[types.Diagnostic] = (),
+) -> list[types.CodeAction]:
+    found = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=where,
+            context=types.CodeActionContext(diagnostics=list(diagnostics), only=only),
+        )
+    )
+    return [a for a in found or [] if isinstance(a, types.CodeAction)]
+
+
+async def test_open_change_and_save(client: LanguageClient, tmp_path: Path) -> None:
+    uri = open_file(client, tmp_path / "train.py", SESSION)
+    (found,) = await settled(client, uri, bool)
+    assert (found.code, found.source) == ("TFM101", "tfmemlint")
+    assert found.severity == types.DiagnosticSeverity.Error
+    assert found.range == types.Range(types.Position(2, 7), types.Position(2, 19))
+    assert found.code_description is not None
+    assert "#tfm101-session-without-config" in found.code_description.href
+    change(client, uri, CONFIGURED, 2)  # unsaved: the buffer counts, not the file
+    assert await settled(client, uri, lambda d: not d) == []
+    change(client, uri, SESSION + "other = tf.InteractiveSession()\n", 3)
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri))
+    )
+    saved = await settled(client, uri, lambda d: len(d) == 2)
+    assert [(d.code, d.severity) for d in saved] == [
+        ("TFM101", types.DiagnosticSeverity.Error),
+        ("TFM401", types.DiagnosticSeverity.Information),
+    ]
+
+
+async def test_a_file_without_trigger_words_gets_no_diagnostics(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    uri = open_file(client, tmp_path / "plain.py", "import os\nprint(os.sep)\n")
+    assert await settled(client, uri, lambda d: True) == []
+
+
+async def test_a_quick_fix_applied_lints_clean(client: LanguageClient, tmp_path: Path) -> None:
+    uri = open_file(client, tmp_path / "train.py", SESSION)
+    (found,) = await settled(client, uri, bool)
+    offered = await actions(client, uri, found.range, [types.CodeActionKind.QuickFix], [found])
+    titles = [a.title for a in offered]
+    assert titles == [
+        "tfmemlint: Pass `config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))`",
+        "tfmemlint: Suppress TFM101 on this line",
+    ]
+    for action, expected in zip(offered, (CONFIGURED, None), strict=True):
+        assert action.kind == types.CodeActionKind.QuickFix
+        assert action.edit is not None and action.edit.changes is not None
+        fixed = apply(SESSION, action.edit.changes[uri])
+        if expected is not None:
+            assert fixed == expected
+        else:
+            assert fixed.endswith("sess = tf.Session()  # noqa: TFM101\n")
+    for version, action in enumerate(offered, 2):
+        assert action.edit is not None and action.edit.changes is not None
+        change(client, uri, apply(SESSION, action.edit.changes[uri]), version)
+        assert await settled(client, uri, lambda d: not d) == []
+        change(client, uri, SESSION, version + 10)
+        await settled(client, uri, bool)
+
+
+async def test_fix_all_is_what_fix_writes(client: LanguageClient, tmp_path: Path) -> None:
+    source = SESSION + "def make():\n    return tf.Session(config=tf.ConfigProto())\n"
+    uri = open_file(client, tmp_path / "train.py", source)
+    await settled(client, uri, lambda d: len(d) == 2)
+    whole = types.Range(types.Position(0, 0), types.Position(0, 0))
+    (fix_all,) = await actions(client, uri, whole, ["source.fixAll.tfmemlint"])
+    assert fix_all.kind == "source.fixAll.tfmemlint"
+    assert fix_all.edit is not None and fix_all.edit.changes is not None
+    fixed = apply(source, fix_all.edit.changes[uri])
+    copy = tmp_path / "copy" / "train.py"
+    copy.parent.mkdir()
+    shutil.copy(tmp_path / "train.py", copy)
+    assert run_cli("--fix", str(copy)).returncode == 0
+    assert fixed == copy.read_text()
+
+
+async def test_a_notebook_document_gets_findings_per_cell(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    notebook = (tmp_path / "train.ipynb").as_uri()
+    cells = [
+        (
+            "cell1",
+            types.NotebookCellKind.Code,
+            "import tensorflow.compat.v1 as tf\n%matplotlib inline",
+        ),
+        ("cell2", types.NotebookCellKind.Markup, "`tf.Session()` in prose"),
+        ("cell3", types.NotebookCellKind.Code, "x = 1\nsess = tf.Session()"),
+    ]
+    uris = {name: f"{notebook}#{name}" for name, _, _ in cells}
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=notebook,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[types.NotebookCell(kind, uris[name]) for name, kind, _ in cells],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(
+                    uris[name],
+                    "python" if kind == types.NotebookCellKind.Code else "markdown",
+                    1,
+                    text,
+                )
+                for name, kind, text in cells
+            ],
+        )
+    )
+    (found,) = await settled(client, uris["cell3"], bool)
+    assert found.code == "TFM101"
+    assert found.range == types.Range(types.Position(1, 7), types.Position(1, 19))
+    assert await settled(client, uris["cell1"], lambda d: True) == []
+    assert uris["cell2"] not in client.diagnostics
+    # The quick fix edits the cell it is in.
+    offered = await actions(client, uris["cell3"], found.range, [types.CodeActionKind.QuickFix])
+    assert offered[0].edit is not None and offered[0].edit.changes is not None
+    fixed = apply("x = 1\nsess = tf.Session()", offered[0].edit.changes[uris["cell3"]])
+    assert "allow_growth=True" in fixed
+    client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=notebook),
+            change=types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    text_content=[
+                        types.NotebookDocumentCellContentChanges(
+                            document=types.VersionedTextDocumentIdentifier(2, uris["cell3"]),
+                            changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)],
+                        )
+                    ]
+                )
+            ),
+        )
+    )
+    assert await settled(client, uris["cell3"], lambda d: not d) == []
+
+
+async def test_a_broken_buffer_is_reported_and_the_server_goes_on(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    broken = "import tensorflow as tf\ndef f(:\n    tf.Session()\n"
+    uri = open_file(client, tmp_path / "broken.py", broken)
+    (found,) = await settled(client, uri, bool)
+    assert found.code == "TFM902"
+    assert found.range.start.line == 1
+    other = open_file(client, tmp_path / "train.py", SESSION)
+    assert codes(await settled(client, other, bool)) == ["TFM101"]
+
+
+async def test_the_nearest_configuration_turns_a_rule_off(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "tfmemlint.toml").write_text(
+        'ignore = ["TFM101"]\nextend-select = ["TFM190"]\n'
+    )
+    unresolved = "def make(config):\n    return tf.Session(config=config)\n"
+    quiet = open_file(client, tmp_path / "sub" / "train.py", SESSION + unresolved)
+    loud = open_file(client, tmp_path / "train.py", SESSION + unresolved)
+    assert codes(await settled(client, loud, bool)) == ["TFM101"]
+    (warned,) = await settled(client, quiet, bool)
+    assert (warned.code, warned.severity) == ("TFM190", types.DiagnosticSeverity.Warning)
+
+
+async def test_hover_on_a_flagged_call_shows_the_rules_page(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    uri = open_file(client, tmp_path / "train.py", SESSION)
+    await settled(client, uri, bool)
+    page = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(2, 10))
+    )
+    assert page is not None and isinstance(page.contents, types.MarkupContent)
+    assert page.contents.value.startswith("TFM101 session-without-config")
+    nothing = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(0, 2))
+    )
+    assert nothing is None
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def bare_client(lsp_client: LanguageClient, tmp_path: Path):
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("neovim"), root_uri=tmp_path.as_uri()
+        )
+    )
+    yield
+
+
+async def test_shutdown_and_exit(bare_client: LanguageClient) -> None:
+    assert await bare_client.shutdown_async(None) is None
+    bare_client.exit(None)
+    server = bare_client._server
+    assert server is not None
+    assert await asyncio.wait_for(server.wait(), 30) == 0
