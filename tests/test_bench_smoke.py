@@ -51,6 +51,19 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         assert results[name]["unit"] == "x" and results[name]["value"] > 0
         assert results[name]["tfmemlint_s"] > 0 and results[name]["yardstick_s"] > 0
     assert len(results["cold"]["floors"]) == 3 and len(results["warm"]["floors"]) == 1
+    assert results["cold"]["yardstick"] == "floor: + libcst parse"
+    assert results["warm"]["yardstick"] == "floor: stat every file"
+    assert list(results["cold"]["anchor"]) == ["ruff --select E9"]
+    targets = {name: r["target"] for name, r in results.items()}
+    assert targets == {
+        "cold": 0.75,
+        "warm": 1.3,
+        "pre-commit": 1.5,
+        "fix": 2.0,
+        "table": 2.0,
+        "memory": 200.0,
+        "python2": 1.5,
+    }
     for name in ("cold", "warm"):
         assert all(f["s"] > 0 and f["ratio"] > 0 for f in results[name]["floors"].values())
     assert results["table"]["unit"] == "s" and results["memory"]["unit"] == "MB"

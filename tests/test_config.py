@@ -98,6 +98,26 @@ def test_a_named_folder_git_ignores_is_checked(tmp_path: Path) -> None:
     assert codes(deep) == [("b.py", "TFM101")]
 
 
+def test_a_pattern_that_names_the_file_itself_still_ignores_it(tmp_path: Path) -> None:
+    """A whitelist `.gitignore` (`*`, then `!` for what to keep) matches the named folder and
+    each file by its own name: the file stays ignored."""
+    git_repository(tmp_path, "*\n!*.py\n!*/\n")
+    (tmp_path / "src").mkdir()
+    for name in ("a.py", "b.ipynb", "src/c.py", "src/d.ipynb"):
+        (tmp_path / name).write_text("{}" if name.endswith(".ipynb") else BARE)
+    result = run_cli("--output-format", "json", ".", cwd=tmp_path)
+    assert sorted(codes(result)) == [("a.py", "TFM101"), ("c.py", "TFM101")]
+    assert "Cannot read notebook" not in result.stdout  # the notebooks were never read
+
+
+def test_odd_file_names_do_not_switch_off_gitignore(tmp_path: Path) -> None:
+    git_repository(tmp_path, "ignored_*.py\n")
+    (tmp_path / "ignored_one.py").write_text(BARE)
+    (tmp_path / ":(glob)odd.py").write_text(BARE)
+    found = codes(run_cli("--output-format", "json", ".", cwd=tmp_path))
+    assert found == [(":(glob)odd.py", "TFM101")]
+
+
 def test_respect_gitignore_on_the_command_line(tmp_path: Path) -> None:
     git_repository(tmp_path, "ignored_*.py\n")
     (tmp_path / "ignored_one.py").write_text(BARE)
@@ -129,6 +149,19 @@ def test_force_exclude_leaves_out_named_paths(tmp_path: Path, how: str) -> None:
     if how == "flag":  # without it, every named path is checked
         plain = run_cli("--output-format", "json", *named, cwd=tmp_path)
         assert len(codes(plain)) == 4
+
+
+def test_force_exclude_applies_to_stdin_and_virtualenvs(tmp_path: Path) -> None:
+    (tmp_path / "tfmemlint.toml").write_text('extend-exclude = ["generated"]\n')
+    (tmp_path / "env" / "lib").mkdir(parents=True)
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "env" / "lib" / "m.py").write_text(BARE)
+    forced = run_cli("--force-exclude", "--output-format", "json", "env/lib/m.py", cwd=tmp_path)
+    assert codes(forced) == []
+    for name, expected in (("generated/m.py", []), ("src/m.py", [("m.py", "TFM101")])):
+        args = ["--force-exclude", "--output-format", "json", "--stdin-filename", name, "-"]
+        result = run_cli(*args, cwd=tmp_path, stdin=BARE)
+        assert codes(result) == expected, result.stderr
 
 
 def test_checking_nothing_warns_and_never_says_all_passed(tmp_path: Path) -> None:

@@ -299,3 +299,107 @@ async def test_shutdown_and_exit(bare_client: LanguageClient) -> None:
     server = bare_client._server
     assert server is not None
     assert await asyncio.wait_for(server.wait(), 30) == 0
+
+
+async def test_a_changed_buffer_is_checked_again_before_its_fixes_are_given(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """Even under a URI the client quotes (a space is `%20`), fixes come from the text as it is
+    now, never from an older check."""
+    uri = open_file(client, tmp_path / "my train.py", SESSION)
+    assert "%20" in uri
+    await settled(client, uri, bool)
+    moved = "\n\n" + SESSION
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+            [
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(0, 0), types.Position(0, 0)), text="\n\n"
+                )
+            ],
+        )
+    )
+    where = types.Range(types.Position(4, 10), types.Position(4, 10))
+    (fix, _) = await actions(client, uri, where, [types.CodeActionKind.QuickFix])
+    assert fix.edit is not None and fix.edit.changes is not None
+    assert apply(moved, fix.edit.changes[uri]) == "\n\n" + CONFIGURED
+
+
+async def test_a_fix_in_another_cell_edits_that_cell(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    notebook = (tmp_path / "train.ipynb").as_uri()
+    first = "import tensorflow.compat.v1 as tf\nconfig = tf.ConfigProto()"
+    second = "sess = tf.Session(config=config)"
+    uris = [f"{notebook}#cell1", f"{notebook}#cell2"]
+    open_notebook(client, notebook, uris, [first, second])
+    (found,) = await settled(client, uris[1], bool)
+    assert found.code == "TFM102"
+    (fix, _) = await actions(client, uris[1], found.range, [types.CodeActionKind.QuickFix])
+    assert fix.edit is not None and fix.edit.changes is not None
+    assert list(fix.edit.changes) == [uris[0]]  # the config is built in the first cell
+    assert apply(first, fix.edit.changes[uris[0]]) == (
+        first + "\nconfig.gpu_options.allow_growth = True"
+    )
+
+
+async def test_a_notebook_under_any_uri_gets_findings(client: LanguageClient) -> None:
+    """VS Code's interactive window, an untitled notebook: its URI need not end in .ipynb."""
+    notebook = "untitled:Interactive-1.interactive"
+    uris = [f"{notebook}#cell1"]
+    open_notebook(client, notebook, uris, ["import tensorflow.compat.v1 as tf\ns = tf.Session()"])
+    assert codes(await settled(client, uris[0], bool)) == ["TFM101"]
+
+
+async def test_a_coding_cookie_on_the_second_line_is_kept(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    text = (
+        "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\n"
+        'import tensorflow.compat.v1 as tf\nname = "café"\nsess = tf.Session()\n'
+    )
+    path = tmp_path / "latin.py"
+    path.write_bytes(text.encode("latin-1"))
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text))
+    )
+    (found,) = await settled(client, uri, bool)
+    assert found.range.start == types.Position(4, 7)
+    whole = types.Range(types.Position(0, 0), types.Position(0, 0))
+    (fix_all,) = await actions(client, uri, whole, ["source.fixAll.tfmemlint"])
+    assert fix_all.edit is not None and fix_all.edit.changes is not None
+    fixed = apply(text, fix_all.edit.changes[uri])
+    assert 'name = "café"' in fixed and "allow_growth=True" in fixed
+
+
+async def test_a_check_waiting_when_the_document_closes_is_dropped(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    uri = open_file(client, tmp_path / "train.py", SESSION)
+    await settled(client, uri, bool)
+    change(client, uri, SESSION + "more = tf.Session()\n", 2)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
+    )
+    assert await settled(client, uri, lambda d: not d) == []
+    await asyncio.sleep(0.5)  # ten times the pause: a check still waiting would have run
+    assert list(client.diagnostics[uri]) == []
+
+
+def open_notebook(client: LanguageClient, notebook: str, uris: list[str], texts: list[str]) -> None:
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=notebook,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[types.NotebookCell(types.NotebookCellKind.Code, uri) for uri in uris],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri, "python", 1, text)
+                for uri, text in zip(uris, texts, strict=True)
+            ],
+        )
+    )

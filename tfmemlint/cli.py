@@ -180,6 +180,7 @@ def check(
     from tfmemlint import config, report, runner
     from tfmemlint import settings as settings_module
     from tfmemlint.discovery import Exclusions
+    from tfmemlint.model import FileResult
     from tfmemlint.report import text as text_report
 
     if fix and diff:
@@ -214,9 +215,11 @@ def check(
         if len(paths) > 1:
             raise click.UsageError("`-` (stdin) cannot be combined with other paths")
         name = stdin_filename or "-"
-        result, source_out = runner.check_stdin(
-            name, sys.stdin.buffer.read(), settings, mode, verbose
-        )
+        source_in = sys.stdin.buffer.read()
+        if stdin_filename and exclusions.skip_named(stdin_filename):
+            result, source_out = FileResult(name), source_in  # as ruff: left out
+        else:
+            result, source_out = runner.check_stdin(name, source_in, settings, mode, verbose)
         results = [result]
         if fix:
             # Editors read the source back from stdout; the report goes to stderr.

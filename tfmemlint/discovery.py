@@ -85,6 +85,8 @@ class Exclusions:
                 return self.skip_file(path)
             if self.skip_dir(folder, name):
                 return True
+            if self.skips_venvs and os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+                return True  # a virtualenv, whatever its name, as the walk has it
         return False
 
 
@@ -131,8 +133,9 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
 
     `root` was named on the command line, so a pattern that ignores it (or a folder above it)
     does not count: git reports that pattern for every file below too, and a CI gate must never
-    pass by checking nothing. Such a file is checked even where another pattern also matches
-    it, since git names only the one pattern."""
+    pass by checking nothing. Unless the pattern matches the file by its own name as well (`*`,
+    `*.gen.py`): then the file is ignored in its own right, as ruff would have it. A file that
+    another pattern also ignores is checked, since git names only the one pattern."""
     if not files or not _in_a_repository(root):
         return set()
     import subprocess  # here: a run on named files never needs it
@@ -140,7 +143,9 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
     try:
         done = subprocess.run(
             ["git", "-C", root, "check-ignore", "--verbose", "-z", "--stdin"],
-            input="\0".join([*files, _ROOT_ITSELF]),
+            # `./`: a file named `:(glob)x.py` is a file, not a pathspec with magic; git
+            # answers with each path as it was asked.
+            input="\0".join([*(f"./{path}" for path in files), _ROOT_ITSELF]),
             capture_output=True,
             text=True,
             timeout=60,
@@ -157,10 +162,19 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
     }
     ignores_root = matched.pop(_ROOT_ITSELF, None)
     return {
-        path
+        path.removeprefix("./")
         for path, match in matched.items()
-        if not match[2].startswith("!") and match != ignores_root  # `!`: a negation matched
+        if not match[2].startswith("!")  # a negation matched: not ignored
+        and (match != ignores_root or _names_the_file(match[2], path))
     }
+
+
+def _names_the_file(pattern: str, path: str) -> bool:
+    """Whether a git pattern could match the file `path` by its own name (not only through a
+    folder it lies in): a pattern without a slash but a trailing one, matched on the name."""
+    if pattern.endswith("/") or "/" in pattern.strip("/").removeprefix("**/"):
+        return False  # a folder's pattern, or a path's: not this file's name
+    return fnmatch.fnmatchcase(os.path.basename(path), pattern.removeprefix("**/").lstrip("/"))
 
 
 # How the named folder itself is asked about, relative to itself (the slash: as a folder).

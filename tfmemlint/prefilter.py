@@ -70,8 +70,10 @@ def names_a_project_api(raw: bytes, selected: frozenset[str]) -> bool:
     of a family that can reach TensorFlow through the project, as the second stage would find
     it among the names the code uses (`SessionMiddleware` holds the word `Session`, not the
     name); or holds the words of such a family whose words may sit in a string. Asked before
-    the project index, which costs far more. Not for a notebook's JSON, whose escapes
-    (`\\nSession`) hide where a word begins."""
+    the project index, which costs far more. A file it sets aside can hold no rule's finding;
+    like any file the first stage sets aside, it is not compiled either, so a syntax error in
+    it goes unreported. Not for a notebook's JSON, whose escapes (`\\nSession`) hide where a
+    word begins."""
     in_text, api_names = _project_api_names(selected)
     return any(map(raw.__contains__, in_text)) or (
         api_names is not None and api_names.search(raw) is not None

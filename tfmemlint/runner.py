@@ -135,11 +135,18 @@ def _check_file(
 
 
 def check_stdin(
-    name: str, raw: bytes, settings: Settings, mode: Mode, verbose: bool = False
+    name: str,
+    raw: bytes,
+    settings: Settings,
+    mode: Mode,
+    verbose: bool = False,
+    in_cells: bool = True,
 ) -> tuple[FileResult, bytes]:
     """A source read from stdin, or an editor's buffer: its result, and the bytes to hand back,
     fixed or as they came, never nothing, even for a file without findings or one that does not
-    parse. A name ending in `.ipynb` takes the bytes for a notebook's JSON. Nothing is written."""
+    parse. A name ending in `.ipynb` takes the bytes for a notebook's JSON, whose findings point
+    at cells unless `in_cells` is False: then their rows (and their fixes') are those of the
+    module of its code cells (`Notebook.module`). Nothing is written."""
     settings = settings.for_file(name)
     from tfmemlint.project import ProjectIndex
 
@@ -147,7 +154,7 @@ def check_stdin(
     if name.endswith(".ipynb"):
         # "diff" fixes in memory as "fix" does, and never writes.
         in_memory: Mode = "diff" if mode == "fix" else mode
-        result = _check_notebook(name, raw, settings, in_memory, verbose, project)
+        result = _check_notebook(name, raw, settings, in_memory, verbose, project, in_cells)
         if mode != "fix" or result.fixed_text is None:
             return result, raw
         return result, result.fixed_text.encode("utf-8")
@@ -164,9 +171,10 @@ def _check_notebook(
     mode: Mode,
     verbose: bool,
     project: FileResolver,
+    in_cells: bool = True,
 ) -> FileResult:
-    """A notebook's code cells are linted as one module; findings point at cells; a fix
-    rewrites only the `source` of the cells it changed."""
+    """A notebook's code cells are linted as one module; findings point at cells (with
+    `in_cells`); a fix rewrites only the `source` of the cells it changed."""
     from tfmemlint.notebook import Notebook, NotebookError
 
     if not may_have_findings(raw, settings.selected) and not needs_project(raw, settings.selected):
@@ -182,7 +190,8 @@ def _check_notebook(
     result, _ = check_bytes(
         filename, module.encode("utf-8"), settings, mode, verbose, layout, project
     )
-    result.findings = [_in_cell(finding, origin) for finding in result.findings]
+    if in_cells:
+        result.findings = [in_cell(finding, origin) for finding in result.findings]
     result.text = None  # rows now count within cells; there is no one text to quote
     if result.fixed_text is None:
         result.original = None
@@ -269,8 +278,9 @@ def _notebook_with_noqa(
     return notebook.with_module(new_module).encode("utf-8"), added, left
 
 
-def _in_cell(finding: Finding, origin: list[tuple[int, int]]) -> Finding:
-    """A finding whose rows count in the notebook's module, re-pointed at its cell."""
+def in_cell(finding: Finding, origin: list[tuple[int, int]]) -> Finding:
+    """A finding whose rows count in the notebook's module, re-pointed at its cell (and its
+    fix's edits in that cell; an edit in another cell keeps the module's rows)."""
     if finding.location.row >= len(origin) or origin[finding.location.row][0] == 0:
         return finding
     cell, row = origin[finding.location.row]

@@ -14,13 +14,14 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from tfmemlint import __version__
-from tfmemlint.model import Finding, Location
+from tfmemlint.model import Edit, Finding, Location
 from tfmemlint.source import LineIndex
 
 # A change waits this long for the next keystroke before the buffer is checked again.
@@ -33,14 +34,20 @@ _SEVERITY = {
 }
 
 
+# A fix as the client applies it: text edits by document (a notebook's fix may edit other cells).
+Changes = dict[str, list[types.TextEdit]]
+
+
 @dataclass
 class _Checked:
-    """One editor document as last checked: its text and the findings in it (rows and columns
-    of that text; for a cell, of the cell)."""
+    """One editor document as last checked: its text, the findings in it (rows and columns of
+    that text; for a cell, of the cell), and each fixable finding's edits."""
 
     text: str
     version: int | None
     findings: list[Finding] = field(default_factory=list)
+    fixes: dict[Finding, Changes] = field(default_factory=dict)
+    fixed_all: list[types.CodeAction] | None = None  # fix-all, once asked for
 
 
 class TfmemlintServer(LanguageServer):
@@ -83,19 +90,69 @@ class TfmemlintServer(LanguageServer):
 
     def _check_text(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)
-        findings = _findings(_path(uri), document.source)
-        self.checked[uri] = _Checked(document.source, document.version, findings)
+        findings, _ = _run(_path(uri), document.source, "check")
+        lines = LineIndex(document.source)
+        fixes = {
+            finding: {uri: [self._text_edit(lines, edit) for edit in finding.fix.edits]}
+            for finding in findings
+            if finding.fix is not None
+        }
+        self.checked[uri] = _Checked(document.source, document.version, findings, fixes)
         self._publish(uri, document.version)
 
     def _check_notebook(self, notebook: types.NotebookDocument) -> None:
+        """The code cells, checked as the notebook they make; each finding, and each edit of
+        its fix, goes to the cell it is in."""
+        from tfmemlint.notebook import Notebook
+        from tfmemlint.runner import in_cell
+
         cells = self._code_cells(notebook)
         texts = [self.workspace.get_text_document(cell).source for cell in cells]
-        findings = _findings(_path(notebook.uri), _notebook_json(texts))
-        for number, (cell, text) in enumerate(zip(cells, texts, strict=True), 1):
-            version = self.workspace.get_text_document(cell).version
-            mine = [f._replace(cell=None) for f in findings if f.cell == number]
-            self.checked[cell] = _Checked(text, version, mine)
-            self._publish(cell, version)
+        source = _notebook_json(texts)
+        findings, _ = _run(_notebook_path(notebook.uri), source, "check", in_cells=False)
+        _, origin = Notebook.parse(source).module()
+        lines = [LineIndex(text) for text in texts]
+        checked = [
+            _Checked(text, self.workspace.get_text_document(cell).version)
+            for cell, text in zip(cells, texts, strict=True)
+        ]
+        for finding in findings:
+            placed = in_cell(finding, origin)
+            if placed.cell is None:
+                continue  # on a line between cells: none is there
+            mine = placed._replace(cell=None)
+            checked[placed.cell - 1].findings.append(mine)
+            fix = self._cell_fix(finding, origin, cells, lines)
+            if fix is not None:
+                checked[placed.cell - 1].fixes[mine] = fix
+        for cell, state in zip(cells, checked, strict=True):
+            self.checked[cell] = state
+            self._publish(cell, state.version)
+
+    def _cell_fix(
+        self,
+        finding: Finding,
+        origin: list[tuple[int, int]],
+        cells: list[str],
+        lines: list[LineIndex],
+    ) -> Changes | None:
+        """A finding's fix (rows of the cells' module) as edits of the cells they fall in;
+        None when it has none, or an edit would cross a cell's end."""
+        if finding.fix is None:
+            return None
+        changes: Changes = {}
+        for edit in finding.fix.edits:
+            moved = _into_cell(edit, origin, lines)
+            if moved is None:
+                return None
+            cell, in_cell = moved
+            changes.setdefault(cells[cell - 1], []).append(
+                self._text_edit(lines[cell - 1], in_cell)
+            )
+        return changes
+
+    def _text_edit(self, lines: LineIndex, edit: Edit) -> types.TextEdit:
+        return types.TextEdit(self._range(lines, edit.location, edit.end_location), edit.content)
 
     def _code_cells(self, notebook: types.NotebookDocument) -> list[str]:
         return [
@@ -128,14 +185,16 @@ class TfmemlintServer(LanguageServer):
         )
 
     def latest(self, uri: str) -> _Checked | None:
-        """The document as last checked, checked again first when it changed since."""
+        """The document as last checked, checked again first when it changed since; None when
+        no check of its current text could be made."""
         checked = self.checked.get(uri)
-        document = self.workspace.text_documents.get(uri)
-        if document is None:
+        if unquote(uri) not in self.workspace.text_documents:  # pygls keys them unquoted
             return checked
-        if checked is None or checked.version != document.version:
+        version = self.workspace.get_text_document(uri).version
+        if checked is None or checked.version != version:
             self.check(uri)
-        return self.checked.get(uri)
+            checked = self.checked.get(uri)
+        return checked if checked is not None and checked.version == version else None
 
     # -- positions: rows and columns of characters, as the client counts them ---------------
     def _range(self, lines: LineIndex, start: Location, end: Location) -> types.Range:
@@ -175,6 +234,30 @@ class TfmemlintServer(LanguageServer):
         return [types.TextEdit(range=where, new_text=new[start : len(new) - end])]
 
 
+def _into_cell(
+    edit: Edit, origin: list[tuple[int, int]], lines: list[LineIndex]
+) -> tuple[int, Edit] | None:
+    """An edit of the cells' module as an edit of one cell (its number, the edit): within a
+    cell; or a line added at the start of the boundary that follows a cell, which is that
+    cell's new last line (the module's line break before the boundary stays where it is)."""
+    start, end = edit.location, edit.end_location
+    if max(start.row, end.row) >= len(origin):
+        return None
+    (cell, row), (end_cell, end_row) = origin[start.row], origin[end.row]
+    if cell != 0 and cell == end_cell:
+        moved = edit._replace(
+            location=Location(row, start.column), end_location=Location(end_row, end.column)
+        )
+        return cell, moved
+    before = origin[start.row - 1][0]
+    if cell or start != end or start.column != 1 or not edit.content.endswith("\n") or not before:
+        return None
+    last = len(lines[before - 1].starts)
+    after_last = Location(last, len(lines[before - 1].line(last)) + 1)
+    content = "\n" + edit.content[:-1]
+    return before, edit._replace(location=after_last, end_location=after_last, content=content)
+
+
 def _path(uri: str) -> str:
     """The file a document is, or would be: a buffer never saved is checked as if it were a
     file in the current folder."""
@@ -185,17 +268,27 @@ def _path(uri: str) -> str:
     return os.path.join(os.getcwd(), name)
 
 
+def _notebook_path(uri: str) -> str:
+    """A notebook document's file, named so that it is read as a notebook (an untitled one,
+    VS Code's interactive window, a Jupytext `.py` notebook)."""
+    path = _path(uri)
+    return path if path.endswith(".ipynb") else path + ".ipynb"
+
+
 def _buffer_bytes(path: str, text: str) -> bytes:
-    """The buffer as the file's bytes would be: in the encoding its coding cookie names."""
+    """The buffer as the file's bytes would be: in the encoding its coding cookie names (as
+    Python reads the cookie, on either of the first two lines)."""
     if path.endswith(".ipynb"):
         return text.encode("utf-8")
-    import re
+    import io
+    import tokenize
 
-    cookie = re.search(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", "\n".join(text.split("\n")[:2]))
+    as_utf8 = text.encode("utf-8", "surrogatepass")
     try:
-        return text.encode(cookie.group(1) if cookie else "utf-8")
-    except (LookupError, UnicodeError):
-        return text.encode("utf-8", "surrogatepass")
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(as_utf8).readline)
+        return text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
+    except (SyntaxError, LookupError, UnicodeError):
+        return as_utf8  # the check reports the cookie, as it would for the file
 
 
 def _settings(path: str) -> Any:
@@ -217,20 +310,16 @@ def _settings(path: str) -> Any:
     return settings.build(file_config, None, [], [], [])
 
 
-def _findings(path: str, text: str, mode: str = "check") -> list[Finding]:
-    return _run(path, text, mode)[0]
-
-
-def _run(path: str, text: str, mode: str) -> tuple[list[Finding], str]:
-    """The findings in a buffer (a notebook's JSON for a path ending in `.ipynb`), and the text
-    fixed under mode "fix"."""
+def _run(path: str, text: str, mode: str, in_cells: bool = True) -> tuple[list[Finding], str]:
+    """The findings in a buffer (a notebook's JSON for a path ending in `.ipynb`: see
+    `runner.check_stdin` for `in_cells`), and the text fixed under mode "fix"."""
     from tfmemlint import runner
 
     current = _settings(path)
     if current is None:
         return [], text
     raw = _buffer_bytes(path, text)
-    result, out = runner.check_stdin(path, raw, current, mode)  # type: ignore[arg-type]
+    result, out = runner.check_stdin(path, raw, current, mode, in_cells=in_cells)  # type: ignore[arg-type]
     if out == raw:
         return result.findings, text
     from tfmemlint.source import SourceText
@@ -287,6 +376,7 @@ def build() -> TfmemlintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TfmemlintServer, params: types.DidCloseTextDocumentParams) -> None:
+        _cancel(ls, params.text_document.uri)
         _forget(ls, [params.text_document.uri])
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
@@ -306,6 +396,7 @@ def build() -> TfmemlintServer:
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_close(ls: TfmemlintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        _cancel(ls, params.notebook_document.uri)
         _forget(ls, [cell.uri for cell in params.cell_text_documents])
 
     @server.feature(
@@ -330,9 +421,7 @@ def _later(ls: TfmemlintServer, uri: str) -> None:
     """Check `uri` once its edits pause (the notebook, for a cell)."""
     notebook = ls.workspace.get_notebook_document(cell_uri=uri)
     key = notebook.uri if notebook is not None else uri
-    waiting = ls.waiting.pop(key, None)
-    if waiting is not None:
-        waiting.cancel()
+    _cancel(ls, key)
 
     async def check_when_quiet() -> None:
         await asyncio.sleep(DEBOUNCE_S)
@@ -340,6 +429,14 @@ def _later(ls: TfmemlintServer, uri: str) -> None:
         ls.check(key)
 
     ls.waiting[key] = asyncio.get_running_loop().create_task(check_when_quiet())
+
+
+def _cancel(ls: TfmemlintServer, key: str) -> None:
+    """Drop a check still waiting for the edits to pause (the document closed, or changed
+    again)."""
+    waiting = ls.waiting.pop(key, None)
+    if waiting is not None:
+        waiting.cancel()
 
 
 def _forget(ls: TfmemlintServer, uris: Iterable[str]) -> None:
@@ -366,33 +463,30 @@ def _code_actions(
     if not wanted or types.CodeActionKind.QuickFix in wanted:
         for finding in here:
             diagnostic = ls._diagnostic(finding, lines)
-            if finding.fix is not None:
-                edits = [
-                    types.TextEdit(ls._range(lines, e.location, e.end_location), e.content)
-                    for e in finding.fix.edits
-                ]
-                actions.append(_action(finding.fix.message, uri, edits, diagnostic, True))
+            fix = checked.fixes.get(finding)
+            if fix is not None and finding.fix is not None:
+                actions.append(_action(finding.fix.message, fix, diagnostic, True))
             edits = _suppression(ls, checked.text, finding)
             if edits:
                 title = f"Suppress {finding.code} on this line"
-                actions.append(_action(title, uri, edits, diagnostic))
-    if not wanted or any(FIX_ALL.startswith(kind) for kind in wanted):
-        actions += _fix_all(ls, uri, checked)
+                actions.append(_action(title, {uri: edits}, diagnostic))
+    asked = bool(wanted) and any(FIX_ALL.startswith(kind) for kind in wanted)
+    # Offered unasked (a cursor move) only where a fix exists: it costs a check and a fix.
+    if asked or (not wanted and checked.fixes):
+        if checked.fixed_all is None:
+            checked.fixed_all = _fix_all(ls, uri, checked)
+        actions += checked.fixed_all
     return actions
 
 
 def _action(
-    title: str,
-    uri: str,
-    edits: list[types.TextEdit],
-    diagnostic: types.Diagnostic,
-    preferred: bool = False,
+    title: str, changes: Changes, diagnostic: types.Diagnostic, preferred: bool = False
 ) -> types.CodeAction:
     return types.CodeAction(
         title=f"tfmemlint: {title}",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
-        edit=types.WorkspaceEdit(changes={uri: edits}),
+        edit=types.WorkspaceEdit(changes=changes),
         is_preferred=preferred or None,
     )
 
@@ -417,7 +511,7 @@ def _fix_all(ls: TfmemlintServer, uri: str, checked: _Checked) -> list[types.Cod
         cells = ls._code_cells(notebook)
         texts = [ls.workspace.get_text_document(cell).source for cell in cells]
         source = _notebook_json(texts)
-        _, fixed = _run(_path(notebook.uri), source, "fix")
+        _, fixed = _run(_notebook_path(notebook.uri), source, "fix")
         if fixed != source:
             for cell, old, new in zip(cells, texts, _cell_sources(fixed), strict=True):
                 if old != new:
