@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import lint_text, run_cli, write_notebook
 from tfmemlint.engine import fix_text
-from tfmemlint.prefilter import may_have_findings
+from tfmemlint.prefilter import code_may_have_findings, may_have_findings
 from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
 from tfmemlint.settings import Policy, Settings
 
@@ -629,3 +629,26 @@ def test_a_program_that_runs_tf1_code_through_a_helper_is_tf1(
         },
     )
     assert [code for _, code in _found(root, "--select", "TFM205")] == expected
+
+
+@pytest.mark.parametrize(
+    "contrib",
+    [
+        "from tensorflow.contrib import slim",
+        "import tensorflow.contrib.slim as slim",
+        "from tensorflow.contrib.boosted_trees.estimator_batch.estimator import Classifier",
+    ],
+)
+def test_a_module_that_imports_from_contrib_is_tf1(contrib: str) -> None:
+    """TF2 dropped `tensorflow.contrib`: a program that imports from it runs on TF1, which the
+    session rules cover. The pre-filter's second stage sees it too, so it is never parsed."""
+    source = (
+        f"import tensorflow as tf\n{contrib}\n"
+        'if __name__ == "__main__":\n    print(tf.reduce_mean(tf.ones([2])))\n'
+    )
+    assert codes(source) == []
+    assert may_have_findings(source.encode(), DEFAULT.selected)
+    assert not code_may_have_findings(source.encode(), DEFAULT.selected)
+    without = source.replace(f"{contrib}\n", "")
+    assert codes(without) == ["TFM205"]
+    assert code_may_have_findings(without.encode(), DEFAULT.selected)

@@ -47,6 +47,7 @@ from tfmemlint.rules.unconfigured_program.screen import (
     GRAPH_MODE,
     TF1_ONLY_NAMES,
     calls_tensorflow_at_import,
+    in_contrib,
     tf1_code,
     tf1_definition,
 )
@@ -200,9 +201,9 @@ def _tensorflow_import(ctx: FileContext) -> Binding | None:
 
 def _tf1_code(ctx: FileContext) -> bool:
     """Whether the module is TF1 code, which the session rules cover: it makes sessions, turns
-    TF2 off, imports `tensorflow.compat.v1` as its TensorFlow, or spells a name that only TF1's
-    top level has. (`tf.enable_eager_execution()` is TF1's: the session rules check its
-    config.)"""
+    TF2 off, imports `tensorflow.compat.v1` as its TensorFlow, imports from `tensorflow.contrib`
+    (which TF2 dropped), or spells a name that only TF1's top level has.
+    (`tf.enable_eager_execution()` is TF1's: the session rules check its config.)"""
     names = ctx.names
     for site in names.calls:
         api = names.api_of(site.node.func, site.scope, site.order)
@@ -215,6 +216,8 @@ def _tf1_code(ctx: FileContext) -> bool:
         if binding.kind == "import"
     ]
     plain = [binding for binding in imports if binding.qualified in (TF1, TF2_COMPAT)]
+    if any(in_contrib(binding.qualified) for binding in imports):
+        return True
     for binding in imports:
         # `import tensorflow.compat.v1 as tf`: TF1 is the module's TensorFlow. Beside a plain
         # `import tensorflow`, as `tf1` or `v1`, it is a migration's other half.

@@ -55,6 +55,8 @@ TF1_ONLY_NAMES = frozenset(
 TENSORFLOW = "tensorflow"
 TF1_COMPAT = "tensorflow.compat.v1"
 TF2_COMPAT = "tensorflow.compat.v2"
+# TF1's add-ons, which TF2 dropped: a module that imports from them runs on TF1.
+CONTRIB = "tensorflow.contrib"
 
 
 def may_find(tree: ast.Module) -> bool:
@@ -73,7 +75,31 @@ def tf1_code(tree: ast.Module) -> bool:
     """`import tensorflow.compat.v1 as tf` (or as the module's only TensorFlow), a name only
     TF1's top level has on a plain `import tensorflow`, or a call that turns TF2 off."""
     plain, compat = _aliases(tree)
-    return _tf1_imports(plain, compat) or _runs_tf1(tree, plain, plain | set(compat))
+    return (
+        _tf1_imports(plain, compat)
+        or _imports_contrib(tree)
+        or _runs_tf1(tree, plain, plain | set(compat))
+    )
+
+
+def _imports_contrib(tree: ast.Module) -> bool:
+    """A name of `tensorflow.contrib` bound in the module's body: `from tensorflow.contrib.x
+    import y`, `import tensorflow.contrib.slim as slim` (a bare `import tensorflow.contrib`
+    binds only `tensorflow`, and a star import binds no name the rule could see)."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            module = node.module or ""
+            if in_contrib(module) and all(alias.name != "*" for alias in node.names):
+                return True
+        elif isinstance(node, ast.Import) and any(
+            alias.asname and in_contrib(alias.name) for alias in node.names
+        ):
+            return True
+    return False
+
+
+def in_contrib(module: str) -> bool:
+    return module == CONTRIB or module.startswith(CONTRIB + ".")
 
 
 def tf1_definition(tree: ast.Module, name: str) -> bool:
