@@ -193,25 +193,7 @@ async def test_a_notebook_document_gets_findings_per_cell(
         ("cell3", types.NotebookCellKind.Code, "x = 1\nsess = tf.Session()"),
     ]
     uris = {name: f"{notebook}#{name}" for name, _, _ in cells}
-    client.notebook_document_did_open(
-        types.DidOpenNotebookDocumentParams(
-            notebook_document=types.NotebookDocument(
-                uri=notebook,
-                notebook_type="jupyter-notebook",
-                version=1,
-                cells=[types.NotebookCell(kind, uris[name]) for name, kind, _ in cells],
-            ),
-            cell_text_documents=[
-                types.TextDocumentItem(
-                    uris[name],
-                    "python" if kind == types.NotebookCellKind.Code else "markdown",
-                    1,
-                    text,
-                )
-                for name, kind, text in cells
-            ],
-        )
-    )
+    open_notebook(client, notebook, [(uris[name], kind, text) for name, kind, text in cells])
     (found,) = await settled(client, uris["cell3"], bool)
     assert found.code == "TFM101"
     assert found.range == types.Range(types.Position(1, 7), types.Position(1, 19))
@@ -333,7 +315,8 @@ async def test_a_fix_in_another_cell_edits_that_cell(
     first = "import tensorflow.compat.v1 as tf\nconfig = tf.ConfigProto()"
     second = "sess = tf.Session(config=config)"
     uris = [f"{notebook}#cell1", f"{notebook}#cell2"]
-    open_notebook(client, notebook, uris, [first, second])
+    code = types.NotebookCellKind.Code
+    open_notebook(client, notebook, [(uris[0], code, first), (uris[1], code, second)])
     (found,) = await settled(client, uris[1], bool)
     assert found.code == "TFM102"
     (fix, _) = await actions(client, uris[1], found.range, [types.CodeActionKind.QuickFix])
@@ -348,7 +331,8 @@ async def test_a_notebook_under_any_uri_gets_findings(client: LanguageClient) ->
     """VS Code's interactive window, an untitled notebook: its URI need not end in .ipynb."""
     notebook = "untitled:Interactive-1.interactive"
     uris = [f"{notebook}#cell1"]
-    open_notebook(client, notebook, uris, ["import tensorflow.compat.v1 as tf\ns = tf.Session()"])
+    text = "import tensorflow.compat.v1 as tf\ns = tf.Session()"
+    open_notebook(client, notebook, [(uris[0], types.NotebookCellKind.Code, text)])
     assert codes(await settled(client, uris[0], bool)) == ["TFM101"]
 
 
@@ -388,18 +372,24 @@ async def test_a_check_waiting_when_the_document_closes_is_dropped(
     assert list(client.diagnostics[uri]) == []
 
 
-def open_notebook(client: LanguageClient, notebook: str, uris: list[str], texts: list[str]) -> None:
+def open_notebook(
+    client: LanguageClient, notebook: str, cells: Sequence[tuple[str, types.NotebookCellKind, str]]
+) -> None:
+    """Open a notebook document of cells (URI, kind, text): code cells in Python, the others
+    in Markdown."""
     client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
             notebook_document=types.NotebookDocument(
                 uri=notebook,
                 notebook_type="jupyter-notebook",
                 version=1,
-                cells=[types.NotebookCell(types.NotebookCellKind.Code, uri) for uri in uris],
+                cells=[types.NotebookCell(kind, uri) for uri, kind, _ in cells],
             ),
             cell_text_documents=[
-                types.TextDocumentItem(uri, "python", 1, text)
-                for uri, text in zip(uris, texts, strict=True)
+                types.TextDocumentItem(
+                    uri, "python" if kind == types.NotebookCellKind.Code else "markdown", 1, text
+                )
+                for uri, kind, text in cells
             ],
         )
     )
