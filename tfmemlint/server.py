@@ -51,6 +51,9 @@ class _Checked:
 
 
 class TfmemlintServer(LanguageServer):
+    """pygls's server, with what it last found in each open document and the checks waiting
+    for edits to pause."""
+
     def __init__(self) -> None:
         cells = [types.NotebookCellLanguage(language="python")]
         super().__init__(
