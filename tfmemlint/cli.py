@@ -199,15 +199,7 @@ def check(
             raise config.ConfigError(f"{file_config.path}: unknown output-format {output_format!r}")
     except (config.ConfigError, settings_module.SettingsError) as exc:
         raise click.UsageError(str(exc)) from None
-    exclusions = Exclusions(
-        file_config.get("exclude"),
-        file_config.get("extend-exclude", ()),
-        file_config.root,
-        file_config.get("respect-gitignore", True)
-        if respect_gitignore is None
-        else respect_gitignore,
-        file_config.get("force-exclude", False) if force_exclude is None else force_exclude,
-    )
+    exclusions = Exclusions.configured(file_config, respect_gitignore, force_exclude)
 
     mode: Any = "fix" if fix else "diff" if diff else "check"
     report_to = sys.stdout
@@ -275,26 +267,14 @@ def check(
 
 
 def _add_noqa(results: list[Any]) -> int:
-    """Writes the comments, says what it could not silence and why, one line each; the exit
-    status: 0, or 2 when a file could not be rewritten."""
+    """Writes the comments and reports them; the exit status: 0, or 2 when a file could not be
+    rewritten."""
+    from tfmemlint.report.text import write_noqa
     from tfmemlint.runner import add_noqa
 
-    added = failed = 0
-    for result in results:
-        outcome = add_noqa(result)
-        added += outcome.added
-        if outcome.error is not None:
-            failed += 1
-            click.echo(f"{result.filename}: no noqa added: {outcome.error}", err=True)
-        for finding, why in outcome.left:
-            where = f"cell {finding.cell}, " if finding.cell else ""
-            row, column = finding.location
-            click.echo(
-                f"{result.filename}:{where}{row}:{column}: {finding.code} not silenced: {why}",
-                err=True,
-            )
-    click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.")
-    return EXIT_ERROR if failed else EXIT_CLEAN
+    outcomes = [(result.filename, add_noqa(result)) for result in results]
+    write_noqa(outcomes, sys.stdout, sys.stderr)
+    return EXIT_ERROR if any(outcome.error for _, outcome in outcomes) else EXIT_CLEAN
 
 
 @cli.command()

@@ -15,7 +15,10 @@ import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from tfmemlint.config import FileConfig
 
 # Folders no user means to lint; hidden ones (".git", ".venv", ".tox", ...) are skipped as well.
 SKIPPED_DIRS = frozenset(
@@ -42,6 +45,21 @@ class Exclusions:
     # (pre-commit names every changed file, excluded ones included).
     force: bool = False
     _ignored: dict[str, frozenset[str]] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def configured(
+        cls, file_config: FileConfig, respect_gitignore: bool | None, force: bool | None
+    ) -> Exclusions:
+        """What the configuration file leaves out; a command-line flag given wins over its key."""
+        return cls(
+            file_config.get("exclude"),
+            file_config.get("extend-exclude", ()),
+            file_config.root,
+            file_config.get("respect-gitignore", True)
+            if respect_gitignore is None
+            else respect_gitignore,
+            file_config.get("force-exclude", False) if force is None else force,
+        )
 
     def _matches(self, path: str, patterns: Sequence[str]) -> bool:
         relative = os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")

@@ -192,7 +192,7 @@ def _check_notebook(
     )
     if in_cells:
         result.findings = [in_cell(finding, origin) for finding in result.findings]
-    result.text = None  # rows now count within cells; there is no one text to quote
+    result.text = None  # rows count within cells, or the cells' module: no one text to quote
     if result.fixed_text is None:
         result.original = None
         return result

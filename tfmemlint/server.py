@@ -302,13 +302,7 @@ def _settings(path: str) -> Any:
     from tfmemlint.discovery import Exclusions
 
     file_config = config.resolve([path], None, False)
-    excluded = Exclusions(
-        file_config.get("exclude"),
-        file_config.get("extend-exclude", ()),
-        file_config.root,
-        force=True,
-    )
-    if excluded.skip_named(path):
+    if Exclusions.configured(file_config, None, force=True).skip_named(path):
         return None
     return settings.build(file_config, None, [], [], [])
 

@@ -11,23 +11,40 @@ from tfmemlint.model import FileResult, Finding
 from tfmemlint.source import LineIndex
 
 if TYPE_CHECKING:
-    from tfmemlint.runner import RunStats
+    from tfmemlint.runner import NoqaOutcome, RunStats
 
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'s' * (number != 1)}"
 
 
+def _cell(finding: Finding) -> str:
+    return f":cell {finding.cell}" if finding.cell is not None else ""
+
+
+def place(finding: Finding) -> str:
+    """Where a finding is, as every report names it: `path:row:column`, in a notebook
+    `path:cell N:row:column`."""
+    return f"{finding.filename}{_cell(finding)}:{finding.location.row}:{finding.location.column}"
+
+
 def write_concise(results: Sequence[FileResult], out: IO[str]) -> None:
     for result in results:
         for finding in result.findings:
-            where = finding.location
             fixable = " [*]" if finding.fix else ""
-            cell = f":cell {finding.cell}" if finding.cell is not None else ""
-            out.write(
-                f"{finding.filename}{cell}:{where.row}:{where.column}: {finding.code}{fixable} "
-                f"{finding.message}\n"
-            )
+            out.write(f"{place(finding)}: {finding.code}{fixable} {finding.message}\n")
+
+
+def write_noqa(outcomes: Sequence[tuple[str, NoqaOutcome]], out: IO[str], err: IO[str]) -> None:
+    """`--add-noqa`'s report: each file not rewritten and each finding left, a line each on
+    `err`, with why; then how many directives were added."""
+    for filename, outcome in outcomes:
+        if outcome.error is not None:
+            err.write(f"{filename}: no noqa added: {outcome.error}\n")
+        for finding, why in outcome.left:
+            err.write(f"{place(finding)}: {finding.code} not silenced: {why}\n")
+    added = sum(outcome.added for _, outcome in outcomes)
+    out.write(f"Added {_count(added, 'noqa directive')}.\n")
 
 
 def write_statistics(results: Sequence[FileResult], out: IO[str]) -> None:
@@ -96,7 +113,7 @@ class TextReport:
         where = finding.location
         self._emit(
             (finding.filename, "bold"),
-            (f":cell {finding.cell}" if finding.cell is not None else "", ""),
+            (_cell(finding), ""),
             (f":{where.row}:{where.column}: ", ""),
             (finding.code, "bold red"),
             (" [*]" if finding.fix else "", "cyan"),
