@@ -127,3 +127,15 @@ def test_a_table_holding_a_suppression_comment_is_not_masked(comment: str) -> No
     assert engine._mask(text).regions == ()
     assert lint_text("t.py", text, Settings.default()) == []
     assert fix_text("t.py", text, Settings.default())[0] == text
+
+
+@pytest.mark.parametrize("word", ["Session", "session", "SESSION", "sEsSiOn"])
+@pytest.mark.parametrize("elsewhere", ["", "é"])
+def test_a_table_holding_a_trigger_word_in_any_case_is_not_masked(
+    word: str, elsewhere: str
+) -> None:
+    """ASCII regions are lowered and searched, others searched ignoring case: the same rule."""
+    rows = "".join(f'    ({i}, "row-{i:05d}", {i * 0.25:.2f}),\n' for i in range(3000))
+    text = f'import tensorflow as tf\nTABLE = [\n{rows}    "{word}{elsewhere}",\n]\n'
+    assert engine._mask(text).regions == ()
+    assert engine._mask(text.replace(word, "plain")).regions != ()

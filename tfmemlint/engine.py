@@ -211,14 +211,28 @@ def lint_text(
 
 
 def _mask(text: str) -> masking.Masked:
-    return masking.mask(text, forbidden=_unmaskable())
+    return masking.mask(text, forbidden=_unmaskable)
+
+
+def _unmaskable(region: str) -> bool:
+    """Whether a region holds what a masked one must not: a trigger word in any case, or a
+    suppression comment (which may silence a finding on the region's first or last line)."""
+    if "#" in region and suppression.DIRECTIVE.search(region):
+        return True
+    if region.isascii():
+        # Exact for ASCII, and 25 times quicker than re.IGNORECASE on a megabyte table.
+        return _triggers_lowered().search(region.lower()) is not None
+    return _triggers_in_any_case().search(region) is not None
 
 
 @functools.lru_cache(maxsize=1)
-def _unmaskable() -> re.Pattern[str]:
-    """What a masked region must not hold: a trigger word, or a suppression comment (which
-    may silence a finding on the region's first or last line)."""
-    return re.compile(f"{any_trigger().pattern}|{suppression.DIRECTIVE.pattern}", re.IGNORECASE)
+def _triggers_lowered() -> re.Pattern[str]:
+    return re.compile(any_trigger().pattern.lower())
+
+
+@functools.lru_cache(maxsize=1)
+def _triggers_in_any_case() -> re.Pattern[str]:
+    return re.compile(any_trigger().pattern, re.IGNORECASE)
 
 
 def _lint_masked(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tfmemlint.source import LineIndex, parse_python
@@ -64,11 +65,11 @@ class Masked:
         return "".join(pieces)
 
 
-def mask(text: str, forbidden: re.Pattern[str] | None = None) -> Masked:
+def mask(text: str, forbidden: Callable[[str], bool] | None = None) -> Masked:
     """The text with its large pure-literal values masked; unchanged when it has none.
 
     A value is masked only if it is a bracketed list, tuple, set or dict of constants, spans at
-    least MIN_REGION_CHARS, and (when given) holds no match of `forbidden`, e.g. a trigger word.
+    least MIN_REGION_CHARS, and (when given) is not `forbidden`, e.g. for holding a trigger word.
     """
     if len(text) < MIN_TEXT_CHARS:
         return Masked(text, ())
@@ -87,7 +88,7 @@ def mask(text: str, forbidden: re.Pattern[str] | None = None) -> Masked:
         original = text[start:end]
         if _OPENERS.get(original[:1]) != original[-1:] or len(original) < MIN_REGION_CHARS:
             continue  # an unbracketed tuple, or one shorter than it looked in lines
-        if forbidden is not None and forbidden.search(original):
+        if forbidden is not None and forbidden(original):
             continue
         marker = f"tfmemlint-mask-{len(regions)}-{token}"
         if marker in text:
