@@ -108,10 +108,28 @@ class ResultCache:
         self._changed: dict[str, list[Any]] = {}
         # Project modules are shared by many files: each is checked once per run.
         self._dependencies: dict[tuple[Any, ...], bool] = {}
+        # What a warm run asks for every file, worked out once per folder and per settings.
+        self._folders: dict[str, str] = {}
+        self._settings: tuple[Settings, str] | None = None
 
     def _key(self, path: str) -> str:
-        # os.path.abspath, without asking the system for the working folder for every file.
-        return os.path.normpath(os.path.join(self._cwd, path))
+        """os.path.abspath, without asking the system for the working folder for every file,
+        and normalizing each folder once."""
+        folder, separator, name = path.rpartition(os.sep)
+        if not separator or name in ("", os.curdir, os.pardir):
+            return os.path.normpath(os.path.join(self._cwd, path))
+        known = self._folders.get(folder)
+        if known is None:
+            known = self._folders[folder] = os.path.join(
+                os.path.normpath(os.path.join(self._cwd, folder or os.sep)), ""
+            )
+        return known + name
+
+    def _key_of_settings(self, settings: Settings) -> str:
+        # A run's files share one Settings object, unless per-file ignores apply.
+        if self._settings is None or self._settings[0] is not settings:
+            self._settings = (settings, settings_key(settings))
+        return self._settings[1]
 
     def _read(self) -> dict[str, list[Any]]:
         try:
@@ -132,7 +150,7 @@ class ResultCache:
         key = self._key(path)
         entry = self._changed.get(key) or self._entries.get(key)
         try:
-            if not entry or entry[SETTINGS] != settings_key(settings):
+            if not entry or entry[SETTINGS] != self._key_of_settings(settings):
                 return None
             if len(entry) > DEPENDENCIES and not all(map(self._unchanged, entry[DEPENDENCIES])):
                 return None
@@ -169,7 +187,7 @@ class ResultCache:
             *_stat_key(stat),
             _trusted(stat, read_ns),
             content_hash(raw),
-            settings_key(settings),
+            self._key_of_settings(settings),
             [_plain(f) for f in findings],
         ]
         if depends_on:  # most files have none: the entry stays short
