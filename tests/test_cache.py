@@ -215,3 +215,19 @@ def test_a_cache_dir_that_exists_gets_no_marker_files(tmp_path: Path) -> None:
     assert run_cli("--isolated", "--cache-dir", ".", ".", cwd=root).returncode == 0
     assert (root / "results.marshal").is_file()
     assert not (root / ".gitignore").exists() and not (root / "CACHEDIR.TAG").exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["a.py", "./a.py", "src/a.py", "src/./a.py", "src//a.py", "../x/a.py", "src/../a.py", "/a.py"],
+)
+def test_an_entry_is_keyed_by_the_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """Folders are normalized once per run; the key is still os.path.abspath's, so a cache
+    written by an earlier version, or under another spelling of the path, is found."""
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    cache = ResultCache(str(tmp_path / "cache"))
+    assert cache._key(path) == os.path.abspath(path)
+    assert cache._key(path) == os.path.abspath(path)  # the folder known now
