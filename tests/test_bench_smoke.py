@@ -50,7 +50,14 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
     for name in ("cold", "warm", "pre-commit", "fix", "python2"):
         assert results[name]["unit"] == "x" and results[name]["value"] > 0
         assert results[name]["tfmemlint_s"] > 0 and results[name]["yardstick_s"] > 0
-    assert len(results["cold"]["floors"]) == 3 and len(results["warm"]["floors"]) == 1
+    assert list(results["cold"]["floors"]) == [
+        "read every file",
+        "+ ast parse",
+        "+ libcst parse",
+        "libcst parse over all CPUs",
+    ]
+    assert list(results["warm"]["floors"]) == ["stat every file", "+ a stat cache"]
+    assert list(results["fix"]["floors"]) == ["libcst parse twice over all CPUs"]
     assert results["cold"]["yardstick"] == "floor: + libcst parse"
     assert results["warm"]["yardstick"] == "floor: stat every file"
     assert list(results["cold"]["anchor"]) == ["ruff --select E9"]
@@ -64,7 +71,7 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         "memory": 200.0,
         "python2": 1.5,
     }
-    for name in ("cold", "warm"):
+    for name in ("cold", "warm", "fix"):
         assert all(f["s"] > 0 and f["ratio"] > 0 for f in results[name]["floors"].values())
     assert results["table"]["unit"] == "s" and results["memory"]["unit"] == "MB"
     assert results["memory"]["value"] > 10  # a real peak RSS, in MB
@@ -77,8 +84,14 @@ def test_the_floor_scripts_run(tmp_path: Path) -> None:
     bench = runpy.run_path(str(ROOT / "bench" / "run.py"))
     (tmp_path / "deep" / "s.py").write_text("import tensorflow as tf\ntf.Session()\n")
     (tmp_path / "deep" / "bad.py").write_text("import tensorflow as tf\ntf.Session(\n")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
     for floor in [*bench["COLD_FLOORS"].values(), *bench["WARM_FLOORS"].values()]:
-        subprocess.run([sys.executable, "-c", floor, str(tmp_path)], check=True)
+        for _ in range(2):  # the stat cache's first run writes it, the second reads it
+            subprocess.run([sys.executable, "-c", floor, str(tmp_path), str(scratch)], check=True)
+    assert (scratch / "stats.marshal").is_file()
+    fixed = tmp_path / "deep" / "er"
+    subprocess.run([sys.executable, "-c", bench["_PARSE_TWICE_OVER_CPUS"], str(fixed)], check=True)
 
 
 def test_the_python2_tree_is_python2_and_the_same_modules(tmp_path: Path) -> None:
