@@ -65,3 +65,18 @@ def test_sessions_in_the_two_branches_of_an_if_are_independent() -> None:
             sess = tf.Session()
         """
     assert [code for _, code in lint(source)] == ["TFM101"]
+
+
+def test_a_fix_can_bring_a_finding_that_the_text_before_it_did_not_hold() -> None:
+    """Why --fix lints the fixed text again (issue 18 asked whether that could be skipped):
+    configuring the session makes the device listing before it come too early."""
+    from tfmemlint.engine import fix_text
+
+    source = (
+        "import tensorflow as tf\nfrom tensorflow.python.client import device_lib\n"
+        "print(device_lib.list_local_devices())\nsess = tf.Session()\n"
+    )
+    assert lint(source) == [(4, "TFM101")]
+    fixed, count, remaining = fix_text("t.py", source, Settings.default())
+    assert count == 1 and f"tf.Session(config={GROWTH})" in fixed
+    assert [(f.location.row, f.code) for f in remaining] == [(3, "TFM402")]
