@@ -162,7 +162,7 @@ COLD_FLOORS = {
     "read every file": _FIND_PY + "PARSE = None\n" + _READ,
     "+ ast parse": _FIND_PY + "import ast\nPARSE = ast.parse\n" + _READ,
     "+ libcst parse": _FIND_PY + "import libcst\nPARSE = libcst.parse_module\n" + _READ,
-    "libcst parse over all CPUs": _FIND_PY + _PARSE_OVER_CPUS,
+    "+ libcst parse, over all CPUs": _FIND_PY + _PARSE_OVER_CPUS,
 }
 COLD_YARDSTICK = "+ libcst parse"
 # Warm, for a click CLI whose cache trusts a file's stat: start up, import click, stat every file.

@@ -54,7 +54,7 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         "read every file",
         "+ ast parse",
         "+ libcst parse",
-        "libcst parse over all CPUs",
+        "+ libcst parse, over all CPUs",
     ]
     assert list(results["warm"]["floors"]) == ["stat every file", "+ a stat cache"]
     assert list(results["fix"]["floors"]) == ["libcst parse twice over all CPUs"]
