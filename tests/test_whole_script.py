@@ -80,3 +80,15 @@ def test_a_fix_can_bring_a_finding_that_the_text_before_it_did_not_hold() -> Non
     fixed, count, remaining = fix_text("t.py", source, Settings.default())
     assert count == 1 and f"tf.Session(config={GROWTH})" in fixed
     assert [(f.location.row, f.code) for f in remaining] == [(3, "TFM402")]
+
+
+def test_a_fix_under_a_whole_gpu_policy_reports_what_it_wrote() -> None:
+    """The policy is the user's choice; the second look still says what it costs."""
+    from tfmemlint.engine import fix_text
+    from tfmemlint.settings import Policy
+
+    settings = Settings.default()._replace(policy=Policy.parse("fraction=1.0"))
+    source = "import tensorflow as tf\nsess = tf.Session()\n"
+    fixed, count, remaining = fix_text("t.py", source, settings)
+    assert count == 1 and "per_process_gpu_memory_fraction=1.0" in fixed
+    assert [f.code for f in remaining] == ["TFM303"]
