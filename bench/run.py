@@ -213,8 +213,9 @@ def _against_floor(
     with every floor's and ruff's beside it. A floor may keep files in `scratch`."""
     extra = [str(scratch)] if scratch is not None else []
     scripts = [[PYTHON, "-c", script, str(tree), *extra] for script in floors.values()]
-    for script in scripts:
-        _time(script)  # a floor that keeps a cache fills it, as ours did
+    if scratch is not None:
+        for script in scripts:
+            _time(script)  # a floor that keeps a cache fills it, as ours did
     anchor_label, anchor_command = anchor
     mine, theirs, *least = _side_by_side(ours, anchor_command, rounds, None, *scripts)
     timed = dict(zip(floors, least, strict=True))
