@@ -14,7 +14,9 @@ import pytest
 from tests.conftest import lint_text, run_cli, write_notebook
 from tfmemlint.engine import fix_text
 from tfmemlint.prefilter import code_may_have_findings, may_have_findings
+from tfmemlint.project import ProjectIndex
 from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
+from tfmemlint.runner import prefilter_verdict
 from tfmemlint.settings import Policy, Settings
 
 DEFAULT = Settings.default()
@@ -652,3 +654,90 @@ def test_a_module_that_imports_from_contrib_is_tf1(contrib: str) -> None:
     without = source.replace(f"{contrib}\n", "")
     assert codes(without) == ["TFM205"]
     assert code_may_have_findings(without.encode(), DEFAULT.selected)
+
+
+# Each starts the runtime at import, so it is reported wherever it is an entry point.
+_STARTS = "import tensorflow as tf\nx = tf.ones([1])\n"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a main function run through an alias, or under another name
+        "from absl import app\nrun = app.run\ndef main(argv):\n    pass\nrun(main)\n",
+        "import absl.app\ngo = absl.app.run\ndef main(argv):\n    pass\ngo(main)\n",
+        "from fire import *\ndef main():\n    pass\nFire(main)\n",
+        # a name of the module bound in a function
+        "from absl import app\ndef setup():\n    global go\n    go = app.run\nsetup()\n"
+        "def main(argv):\n    pass\ngo(main)\n",
+        # a click command spelled through an import or an alias
+        "from click import command\n@command()\ndef go():\n    pass\n",
+        "import click\ncmd = click.command\n@cmd()\ndef go():\n    pass\n",
+        # a guard that runs tests from a suite on its own line (or joined to it) is a program's
+        'if __name__ == "__main__": tf.test.main()\n',
+        'if __name__ == "__main__": \\\n    tf.test.main()\n',
+        'if (\n    __name__ == "__main__"\n): tf.test.main()\n',
+        # what a test guard runs beside the tests
+        'if __name__ == "__main__":\n    tf.test.main()\nelse:\n    pass\n',
+        'if __name__ == "__main__":\n    tf.test.main()\n    print(x)\n',
+    ],
+)
+def test_the_screen_keeps_every_spelling_of_an_entry_point(source: str) -> None:
+    """The pre-filter's second stage sets a library module aside (see the next test); every
+    spelling the rule takes for an entry point gets through it. (`lint_text` checks that the
+    pre-filter lets through each text with a finding.)"""
+    assert codes(_STARTS + source) == ["TFM205"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the words in a docstring, a string, a comment, a name
+        '"""Train it with `model.fit(x)`, or run `app.run(main)` as `__main__`."""\n',
+        'NAME = "__main__"  # click\ndef typer_help():\n    pass\n',
+        # training and running inside functions, which nothing calls at module level
+        "def train(model):\n    model.fit(x)\n",
+        "from absl import app\ndef launch():\n    app.run(print)\n",
+        # module-level calls of other APIs, through imports and aliases
+        "import numpy as np\nfrom tensorflow.python.util.tf_export import tf_export\n"
+        "seed = np.random.seed\nseed(0)\ntf_export('f')(print)\n",
+        # a decorator that is no click or typer command
+        "import functools\n@functools.lru_cache()\ndef f():\n    pass\n",
+        # a test module's guard, which the first stage sees only at the module's end
+        'if __name__ == "__main__":\n    tf.test.main()\nVERSION = 2\n',
+    ],
+)
+def test_the_screen_sets_a_library_module_aside(source: str) -> None:
+    """A module that holds an entry point's words, and is no entry point, is never parsed."""
+    source = _STARTS + source + "# For `__main__`: see click.\n"
+    raw = source.encode()
+    assert codes(source) == []
+    assert may_have_findings(raw, DEFAULT.selected)
+    assert not code_may_have_findings(raw, DEFAULT.selected)
+
+
+def test_the_screen_follows_a_runner_through_the_projects_modules(tmp_path: Path) -> None:
+    """A main function run through a name that a project module binds to `absl.app.run`: the
+    screen asks the project index, as the rule does, and a cached verdict depends on what it
+    read there."""
+    main = (
+        '"""Runs as `__main__` through tools.cli."""\n'
+        + _STARTS
+        + "from tools.cli import launch\ndef main(argv):\n    pass\nlaunch(main)\n"
+    )
+    files = {"tools/__init__.py": "", "tools/cli.py": "def launch(main):\n    pass\n"}
+    (tmp_path / "project").mkdir()
+    root = _project(tmp_path / "project", {**files, "main.py": main})
+    cached = ["--cache-dir", str(tmp_path / "cache"), "--output-format", "json", str(root)]
+    assert _verdict(root / "main.py") == "screened"
+    assert json.loads(run_cli(*cached).stdout) == []
+    (root / "tools" / "cli.py").write_text("from absl.app import run as launch\n")
+    assert _verdict(root / "main.py") == "parse"
+    [finding] = json.loads(run_cli(*cached).stdout)  # the cache knows what the screen read
+    assert (Path(finding["filename"]).name, finding["code"]) == ("main.py", "TFM205")
+
+
+def _verdict(path: Path) -> str:
+    """The pre-filter's verdict on a file, with the project index a run would give it."""
+    project = ProjectIndex().resolver(str(path))
+    return prefilter_verdict(path.read_bytes(), DEFAULT.selected, lambda: project)

@@ -11,12 +11,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from types import CodeType
+from typing import TYPE_CHECKING, NamedTuple
 
 from tfmemlint.rules import FAMILIES, RuleFamily
 from tfmemlint.source import compile_python, parse_python
+
+if TYPE_CHECKING:
+    from tfmemlint.project import FileResolver
 
 # (trigger words, the text in which they prove nothing, if any).
 Triggers = tuple[tuple[bytes, ...], re.Pattern[bytes] | None]
@@ -125,6 +129,17 @@ CodeCondition = tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
 ScreenedCondition = tuple[Condition, str | None]
 
 
+class ScreenedFile(NamedTuple):
+    """What a family's screen sees of a file beside its syntax tree."""
+
+    raw: bytes
+    # The bytes are the code of a notebook's cells.
+    notebook: bool = False
+    # The file's view of the project index, as the rules will have it; asked for only when a
+    # screen needs it.
+    project: Callable[[], FileResolver | None] = lambda: None
+
+
 @lru_cache(maxsize=8)
 def _code_conditions(
     selected: frozenset[str],
@@ -145,11 +160,15 @@ def _code_conditions(
 
 
 def code_may_have_findings(
-    raw: bytes, selected: frozenset[str], through_project: bool = False
+    raw: bytes,
+    selected: frozenset[str],
+    through_project: bool = False,
+    file: ScreenedFile | None = None,
 ) -> bool:
     """The second stage, for Python source that passed the first (not a notebook's JSON, whose
     code sits in strings). It compiles: workers run it, beside the parse. `through_project`:
-    the file reaches TensorFlow through a project module, so it needs no module word.
+    the file reaches TensorFlow through a project module, so it needs no module word. `file`:
+    what the screens see of it besides (by default, a module checked outside any project).
 
     Sound because the rules resolve a call only through names the code spells: an import, an
     alias (`S = tf.Session`) or an attribute. CPython keeps every such name, dead code's
@@ -173,7 +192,7 @@ def code_may_have_findings(
     named = tuple(names for words, names in in_code if _holds(raw, words))
     if named and _names_match(raw, named):
         return True
-    return bool(screens) and _screened_in(raw, screens)
+    return bool(screens) and _screened_in(file or ScreenedFile(raw), screens)
 
 
 def _names_match(raw: bytes, in_code: tuple[CodeCondition, ...]) -> bool:
@@ -189,17 +208,17 @@ def _names_match(raw: bytes, in_code: tuple[CodeCondition, ...]) -> bool:
     )
 
 
-def _screened_in(raw: bytes, screens: list[str]) -> bool:
+def _screened_in(file: ScreenedFile, screens: list[str]) -> bool:
     """Whether a family's screen lets the file through (or CPython cannot parse it)."""
     import importlib
 
     try:
-        tree = parse_python(raw)
+        tree = parse_python(file.raw)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
     for screen in screens:
         module, _, function = screen.partition(":")
-        if getattr(importlib.import_module(module), function)(tree):
+        if getattr(importlib.import_module(module), function)(tree, file):
             return True
     return False
 

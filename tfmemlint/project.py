@@ -844,7 +844,7 @@ def _bind(summary: _Summary, name: str, source: str | None) -> None:
         sources.append(source)
 
 
-def _dotted(node: ast.expr) -> str | None:
+def dotted(node: ast.expr) -> str | None:
     """`a.b.c` for a chain of names and attributes, else None (iterative: chains run long)."""
     attributes = []
     while isinstance(node, ast.Attribute):
@@ -896,10 +896,10 @@ def _collect(body: list[ast.stmt], summary: _Summary) -> None:
                     continue
                 # `tf if old else tf.compat.v1` may stand for either.
                 choices = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
-                dotted = [_dotted(choice) for choice in choices]
-                if None in dotted:
+                spelled = [dotted(choice) for choice in choices]
+                if None in spelled:
                     _bind(summary, name, None)
-                for each in dotted if None not in dotted else ():
+                for each in spelled if None not in spelled else ():
                     _bind(summary, name, f"={each}")
             elif value is not None or isinstance(statement, ast.Assign):
                 for target in targets:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from tfmemlint.discovery import Exclusions, Missing, discover
 from tfmemlint.model import FILE, FileResult, Finding, Layout, Location, Rule
 from tfmemlint.prefilter import (
+    ScreenedFile,
     code_may_have_findings,
     may_have_findings,
     names_a_project_api,
@@ -415,7 +416,8 @@ def prefilter_verdict(
         return "parse"  # every notebook is an entry point
     if not passes:
         return ""
-    if passes == "entry" or code_may_have_findings(raw, selected, passes == "project"):
+    screened = ScreenedFile(raw, notebook, resolver)
+    if passes == "entry" or code_may_have_findings(raw, selected, passes == "project", screened):
         return "parse"
     # A script entry holds TFM205's finding whatever the names its code uses.
     return "parse" if _script_entry(raw, selected, resolver) else "screened"

@@ -40,8 +40,9 @@ class RuleFamily(NamedTuple):
     # the file itself.
     through_project: bool = True
     # "module:function" given CPython's syntax tree of a Python file that passed on the
-    # family's words, in the pre-filter's second stage: False when the family can find
-    # nothing there (its words prove little, and libcst's parse costs ten times more).
+    # family's words, and the rest the pre-filter knows of it (`prefilter.ScreenedFile`), in
+    # its second stage: False when the family can find nothing there (its words prove little,
+    # and libcst's parse costs ten times more).
     screen: str | None = None
     # Text in which the family's trigger words prove nothing (a test module's `__main__`
     # guard): the first stage looks for them with its matches cut out. The rule must agree

@@ -96,20 +96,6 @@ _STARTER_NAMESPACES = (
     "keras.applications.",
     "data.Dataset.",
 )
-# Keras's training methods: whatever the receiver, in a TF2 program they run the model.
-TRAINING_METHODS = frozenset(
-    {
-        "fit",
-        "evaluate",
-        "predict",
-        "fit_generator",
-        "evaluate_generator",
-        "predict_generator",
-        "train_on_batch",
-        "test_on_batch",
-        "predict_on_batch",
-    }
-)
 
 
 def starts_runtime(api: str | None) -> bool:

@@ -120,6 +120,6 @@ FAMILY = RuleFamily(
     modules=TENSORFLOW_MODULES,
     checker="tfmemlint.rules.unconfigured_program.check:check",
     through_project=False,  # its fix goes after the file's own `import tensorflow`
-    screen="tfmemlint.rules.unconfigured_program.screen:may_find",  # TF1 code
+    screen="tfmemlint.rules.unconfigured_program.screen:may_find",  # TF1 code, libraries
     inert=TEST_GUARD,
 )

@@ -30,12 +30,7 @@ from tfmemlint.rules.process_wide.check import (
     hides_all_gpus,
     process_wide,
 )
-from tfmemlint.rules.runtime import (
-    GROWTH,
-    LIMIT,
-    TRAINING_METHODS,
-    starts_runtime,
-)
+from tfmemlint.rules.runtime import GROWTH, LIMIT, starts_runtime
 from tfmemlint.rules.session_config.check import ENTRY_POINTS
 from tfmemlint.rules.unconfigured_program import (
     FAMILY,
@@ -44,8 +39,13 @@ from tfmemlint.rules.unconfigured_program import (
     frameworks,
 )
 from tfmemlint.rules.unconfigured_program.screen import (
+    CLI_DECORATORS,
+    CLI_METHODS,
     GRAPH_MODE,
+    RUNNERS,
     TF1_ONLY_NAMES,
+    TF_RUNNER,
+    TRAINING_METHODS,
     calls_tensorflow_at_import,
     in_contrib,
     tf1_code,
@@ -57,10 +57,6 @@ from tfmemlint.rules.unconfigured_program.screen import (
 MAX_STATEMENTS = 2000
 MAX_CALL_DEPTH = 32
 
-# Calls that run a program's main function: `absl.app.run(main)`, `fire.Fire(main)`, ...
-_RUNNERS = frozenset({"absl.app.run", "fire.Fire", "typer.run"})
-_TF_RUNNER = "app.run"  # tf.compat.v1.app.run(main), or with no main: the module's `main`
-_CLI_DECORATORS = ("click.", "typer.")
 _TPU = frozenset(
     {
         "distribute.cluster_resolver.TPUClusterResolver",
@@ -382,10 +378,10 @@ def _is_command(
         spelled = dotted_name(expr) or ""
         site_scope = ctx.names.module_scope
         names = ctx.names.spelled_names(expr, site_scope, sys.maxsize) or set()
-        if any(name.startswith(_CLI_DECORATORS) for name in names):
+        if any(name.startswith(CLI_DECORATORS) for name in names):
             return True
         head, _, attribute = spelled.rpartition(".")
-        if attribute in ("command", "group", "callback") and head and "." not in head:
+        if attribute in CLI_METHODS and head and "." not in head:
             found = ctx.names.lookup(head, site_scope, sys.maxsize)
             bindings = found[1] if found else []
             if any(_makes_cli(ctx, binding, seen) for binding in bindings):
@@ -399,7 +395,7 @@ def _makes_cli(ctx: FileContext, binding: Binding, seen: frozenset[int]) -> bool
         return _is_command(ctx, binding.statement, seen)
     if binding.kind == "assign" and isinstance(binding.value, cst.Call):
         spelled = ctx.names.spelled_names(binding.value.func, binding.scope, binding.order)
-        return any(name.startswith(_CLI_DECORATORS) for name in spelled or ())
+        return any(name.startswith(CLI_DECORATORS) for name in spelled or ())
     return False
 
 
@@ -409,9 +405,9 @@ def _runner(ctx: FileContext, site: CallSite) -> list[cst.BaseExpression] | None
     names = ctx.names
     func = site.node.func
     qualified = names.qualified_names(func, site.scope, site.order) or set()
-    if qualified & _RUNNERS or names.api_of(func, site.scope, site.order) == _TF_RUNNER:
+    if qualified & RUNNERS or names.api_of(func, site.scope, site.order) == TF_RUNNER:
         run = [arg.value for arg in site.node.args if arg.keyword is None and not arg.star]
-        if not run and names.api_of(func, site.scope, site.order) == _TF_RUNNER:
+        if not run and names.api_of(func, site.scope, site.order) == TF_RUNNER:
             run = [cst.Name("main")]  # it calls the main module's `main`
         return run[:1]
     return None

@@ -5,6 +5,14 @@ the same spellings, so that a module it sets aside is one the rule would set asi
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from tfmemlint.project import dotted, member
+from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
+
+if TYPE_CHECKING:
+    from tfmemlint.prefilter import ScreenedFile
 
 # Turn TF2 into TF1 for the process: ops build a graph, and only a session reserves memory.
 GRAPH_MODE = frozenset({"disable_eager_execution", "disable_v2_behavior"})
@@ -59,16 +67,198 @@ TF2_COMPAT = "tensorflow.compat.v2"
 CONTRIB = "tensorflow.contrib"
 
 
-def may_find(tree: ast.Module) -> bool:
+# Calls that run a program's main function: `absl.app.run(main)`, `fire.Fire(main)`, ...
+RUNNERS = frozenset({"absl.app.run", "fire.Fire", "typer.run"})
+TF_RUNNER = "app.run"  # tf.compat.v1.app.run(main), or with no main: the module's `main`
+# What a click or typer command's decorator is spelled from, and a click group's or typer
+# app's own decorators (`@cli.command()`).
+CLI_DECORATORS = ("click.", "typer.")
+CLI_METHODS = frozenset({"command", "group", "callback"})
+# Keras's training methods: whatever the receiver, in a TF2 program they run the model.
+TRAINING_METHODS = frozenset(
+    {
+        "fit",
+        "evaluate",
+        "predict",
+        "fit_generator",
+        "evaluate_generator",
+        "predict_generator",
+        "train_on_batch",
+        "test_on_batch",
+        "predict_on_batch",
+    }
+)
+# How deep `names.spelled_names` follows attributes and aliases; deeper, a name may be anything.
+MAX_SPELLING_DEPTH = 8
+
+
+def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     """False for a module with no import of TensorFlow in its body, where the rule has no
-    place to start from, and for TF1 code (see `tf1_code`)."""
+    place to start from; for TF1 code (see `tf1_code`); and for a module that is surely no
+    entry point (see `may_be_an_entry`)."""
     anchored = False
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.level == 0:
             anchored = anchored or (node.module or "").split(".")[0] == TENSORFLOW
         elif isinstance(node, ast.Import):
             anchored = anchored or any(a.name.split(".")[0] == TENSORFLOW for a in node.names)
-    return anchored and not tf1_code(tree)
+    # The entry point first: most modules that get this far are libraries, and it looks at
+    # less of the tree.
+    return anchored and (file.notebook or may_be_an_entry(tree, file)) and not tf1_code(tree)
+
+
+def may_be_an_entry(tree: ast.Module, file: ScreenedFile) -> bool:
+    """Whether `check._entry_point` may take the module for an entry point: False only where
+    it surely does not. (A notebook always is one, and so is the module of a script entry of
+    pyproject.toml, which the pre-filter asks the project about itself.) It asks of the same
+    spellings: a `__main__` guard that does more than run tests; at module level, a call that
+    trains a model or may run a main function; a function whose decorator may make it a click
+    or typer command. Where a name may come from anywhere (a star import), it may."""
+    for statement in tree.body:
+        if _may_be_main_guard(statement) and not _runs_tests(statement, file.raw):
+            return True
+    at_import = list(runs_at_import(tree))
+    calls = [node for node in at_import if isinstance(node, ast.Call)]
+    if any(_trains(call.func) for call in calls):
+        return True
+    decorators = [
+        decorator.func if isinstance(decorator, ast.Call) else decorator
+        for statement in tree.body
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for decorator in statement.decorator_list
+    ]
+    if any(_cli_method(decorator) for decorator in decorators):
+        return True
+    if not calls and not decorators:
+        return False
+    # A name of the module's scope is bound outside function bodies, or under `global`.
+    spellings = _Spellings(ast.walk(tree) if b"global" in file.raw else at_import)
+    for decorator in decorators:
+        spelled = spellings.of(decorator)
+        if spelled is None or any(name.startswith(CLI_DECORATORS) for name in spelled):
+            return True
+    called: set[str] = set()
+    for call in calls:
+        spelled = spellings.of(call.func)
+        if spelled is None:
+            return True
+        called |= spelled
+    project = file.project() if called else None
+    for name in sorted(called):
+        # As `names.qualified_names` resolves it: through the project's own modules.
+        resolved = project.resolve((name,)) if project is not None else {name}
+        if any(runs_a_main(qualified) for qualified in resolved or ()):
+            return True
+    return False
+
+
+def runs_a_main(qualified: str) -> bool:
+    """Whether a call of `qualified` may run a program's main function: one of RUNNERS, or a
+    name that `names.canonical_api` may read as TF_RUNNER."""
+    return qualified in RUNNERS or qualified == TF_RUNNER or qualified.endswith("." + TF_RUNNER)
+
+
+def _may_be_main_guard(statement: ast.stmt) -> bool:
+    """`if __name__ == ...:`, either way round (`check._is_main_guard` also wants `"__main__"`
+    as a plain string literal, which CPython's tree cannot tell from concatenated ones)."""
+    if not isinstance(statement, ast.If) or not isinstance(statement.test, ast.Compare):
+        return False
+    test = statement.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = (test.left, *test.comparators)
+    return any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides)
+
+
+def _runs_tests(guard: ast.If, raw: bytes) -> bool:
+    """What `check._runs_tests` says of libcst's tree: no `else`, and an indented block (not
+    a suite on the `if` line) of calls of TEST_RUNNERS alone."""
+    if guard.orelse or not all(
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and dotted(statement.value.func) in TEST_RUNNERS
+        for statement in guard.body
+    ):
+        return False
+    # The block's first statement opens its line (`if __name__ == "__main__": test.main()`
+    # is a suite, and so is one after `):` on a line of its own), and no backslash joins that
+    # line to the one before (outside brackets, only a backslash joins lines).
+    first = guard.body[0]
+    test_ends = guard.test.end_lineno or guard.lineno
+    lines = raw.splitlines()[test_ends - 1 : first.lineno]
+    if first.lineno <= test_ends or len(lines) != first.lineno - test_ends + 1:
+        return False
+    opens_its_line = not lines[-1][: first.col_offset].strip(b" \t\f")
+    return opens_its_line and not any(line.endswith(b"\\") for line in lines[:-1])
+
+
+def _trains(func: ast.expr) -> bool:
+    """`model.fit`, as `check._trains` spells it (it also wants the word `keras`)."""
+    return isinstance(func, ast.Attribute) and func.attr in TRAINING_METHODS
+
+
+def _cli_method(decorator: ast.expr) -> bool:
+    """`@cli.command()`: `check._is_command` asks what `cli` is; it may be a click group."""
+    return (
+        isinstance(decorator, ast.Attribute)
+        and decorator.attr in CLI_METHODS
+        and isinstance(decorator.value, ast.Name)
+    )
+
+
+class _Spellings:
+    """The names that the nodes bind by an import or a plain alias (`run = app.run`): given
+    every node that may bind a name of the module's scope, a reference there may be spelled as
+    no more than `names.spelled_names` spells it, which counts only some of those bindings and
+    gives up on any other kind."""
+
+    def __init__(self, nodes: Iterable[ast.AST]) -> None:
+        self.imports: dict[str, set[str]] = {}
+        self.aliases: dict[str, list[ast.expr]] = {}
+        self.star = False
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname is not None:
+                        self.imports.setdefault(alias.asname, set()).add(alias.name)
+                    else:
+                        head = alias.name.split(".", 1)[0]
+                        self.imports.setdefault(head, set()).add(head)
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                for alias in node.names:
+                    if alias.name == "*":
+                        self.star = True
+                    elif module:
+                        local = alias.asname or alias.name
+                        self.imports.setdefault(local, set()).add(member(module, alias.name))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                self._alias(node.targets[0], node.value)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self._alias(node.target, node.value)
+
+    def _alias(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name) and isinstance(value, (ast.Name, ast.Attribute)):
+            self.aliases.setdefault(target.id, []).append(value)
+
+    def of(self, expr: ast.expr, depth: int = 0) -> set[str] | None:
+        """What `expr` may be spelled as; None where it may be anything."""
+        if depth > MAX_SPELLING_DEPTH:
+            return None
+        if isinstance(expr, ast.Attribute):
+            heads = self.of(expr.value, depth + 1)
+            return None if heads is None else {f"{head}.{expr.attr}" for head in heads}
+        if not isinstance(expr, ast.Name):
+            return set()  # a call's result, a subscript: spelled as nothing
+        if self.star:
+            return None  # an unbound name is looked for in the star imports
+        found = set(self.imports.get(expr.id, ()))
+        for value in self.aliases.get(expr.id, ()):
+            inner = self.of(value, depth + 1)
+            if inner is None:
+                return None
+            found |= inner
+        return found
 
 
 def tf1_code(tree: ast.Module) -> bool:
@@ -177,16 +367,22 @@ def calls_tensorflow_at_import(tree: ast.Module) -> bool:
                 name = alias.name if isinstance(node, ast.Import) else module
                 if name.split(".")[0] in (TENSORFLOW, "keras"):
                     roots.add(alias.asname or alias.name.split(".")[0])
+    return any(
+        isinstance(node, ast.Call) and _rooted_in(node.func, roots) for node in runs_at_import(tree)
+    )
+
+
+def runs_at_import(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every node of the module's code outside function and lambda bodies, which run when
+    called; their decorators and defaults run now. (Every call that `names` puts in the module's
+    scope is among them.)"""
     pending: list[ast.AST] = list(tree.body)
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            # Its body runs when called; its decorators and defaults run now.
             pending.extend(getattr(node, "decorator_list", []))
             pending.extend(node.args.defaults)
             pending.extend(d for d in node.args.kw_defaults if d is not None)
             continue
-        if isinstance(node, ast.Call) and _rooted_in(node.func, roots):
-            return True
+        yield node
         pending.extend(ast.iter_child_nodes(node))
-    return False
