@@ -670,6 +670,8 @@ _STARTS = "import tensorflow as tf\nx = tf.ones([1])\n"
         # a name of the module bound in a function
         "from absl import app\ndef setup():\n    global go\n    go = app.run\nsetup()\n"
         "def main(argv):\n    pass\ngo(main)\n",
+        "from absl import app\rdef setup():\r    global go\r    go = app.run\rsetup()\r"
+        "def main(argv):\r    pass\rgo(main)\r",
         # a click command spelled through an import or an alias
         "from click import command\n@command()\ndef go():\n    pass\n",
         "import click\ncmd = click.command\n@cmd()\ndef go():\n    pass\n",
@@ -741,3 +743,12 @@ def _verdict(path: Path) -> str:
     """The pre-filter's verdict on a file, with the project index a run would give it."""
     project = ProjectIndex().resolver(str(path))
     return prefilter_verdict(path.read_bytes(), DEFAULT.selected, lambda: project)
+
+
+def test_a_notebook_is_an_entry_point_whatever_its_code_holds(tmp_path: Path) -> None:
+    """A notebook's cells run in order: the screen never asks its code for an entry point,
+    though the code holds the words of one (`.fit(` in a function)."""
+    cells = [["import tensorflow as tf\n", "x = tf.ones([1])"], ["def train(m):\n    m.fit(x)"]]
+    path = write_notebook(tmp_path / "n.ipynb", cells)
+    [finding] = json.loads(run_cli("--no-cache", "--output-format", "json", str(path)).stdout)
+    assert (finding["code"], finding["cell"]) == ("TFM205", 1)

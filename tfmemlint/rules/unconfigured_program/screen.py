@@ -5,6 +5,7 @@ the same spellings, so that a module it sets aside is one the rule would set asi
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -90,6 +91,10 @@ TRAINING_METHODS = frozenset(
 )
 # How deep `names.spelled_names` follows attributes and aliases; deeper, a name may be anything.
 MAX_SPELLING_DEPTH = 8
+# Where a `global` statement may be: the keyword where a statement may start (a line's start,
+# after a lone CR too, after `;` or a header's `:`), then a space or a backslash. Prose in a
+# docstring may match too.
+_GLOBAL_STATEMENT = re.compile(rb"(?m)(?:^|[;:\r])[ \t\f]*global[ \t\f\\]")
 
 
 def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
@@ -132,7 +137,8 @@ def may_be_an_entry(tree: ast.Module, file: ScreenedFile) -> bool:
     if not calls and not decorators:
         return False
     # A name of the module's scope is bound outside function bodies, or under `global`.
-    spellings = _Spellings(ast.walk(tree) if b"global" in file.raw else at_import)
+    bound = ast.walk(tree) if _GLOBAL_STATEMENT.search(file.raw) else at_import
+    spellings = _Spellings(bound)
     for decorator in decorators:
         spelled = spellings.of(decorator)
         if spelled is None or any(name.startswith(CLI_DECORATORS) for name in spelled):
