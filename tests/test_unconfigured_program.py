@@ -16,7 +16,7 @@ from tfmemlint.engine import fix_text
 from tfmemlint.prefilter import code_may_have_findings, may_have_findings
 from tfmemlint.project import ProjectIndex
 from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
-from tfmemlint.runner import prefilter_verdict
+from tfmemlint.runner import check_bytes, prefilter_verdict
 from tfmemlint.settings import Policy, Settings
 
 DEFAULT = Settings.default()
@@ -682,6 +682,9 @@ _STARTS = "import tensorflow as tf\nx = tf.ones([1])\n"
         # what a test guard runs beside the tests
         'if __name__ == "__main__":\n    tf.test.main()\nelse:\n    pass\n',
         'if __name__ == "__main__":\n    tf.test.main()\n    print(x)\n',
+        # names CPython reads in NFKC form, libcst as written (a full-width `t`, `p`)
+        'if __name__ == "__main__":\n    \uff54f.test.main()\n',
+        'y = tf.\uff50laceholder\nif __name__ == "__main__":\n    print(x)\n',
     ],
 )
 def test_the_screen_keeps_every_spelling_of_an_entry_point(source: str) -> None:
@@ -752,3 +755,38 @@ def test_a_notebook_is_an_entry_point_whatever_its_code_holds(tmp_path: Path) ->
     path = write_notebook(tmp_path / "n.ipynb", cells)
     [finding] = json.loads(run_cli("--no-cache", "--output-format", "json", str(path)).stdout)
     assert (finding["code"], finding["cell"]) == ("TFM205", 1)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # `+AAo-` is a line break in UTF-7: CPython's rows are not the bytes' lines
+        b's = """a+AAo-b"""\nif (__name__ == "__main__"\n): tf.test.main()\n\n',
+        # `+AGc-lobal` is `global`
+        b"from absl import app\ndef setup():\n    +AGc-lobal run\n    run = app.run\n"
+        b"def main(argv):\n    pass\nrun(main)\n",
+    ],
+)
+def test_the_screen_reads_the_text_as_python_decodes_it(raw: bytes) -> None:
+    """A coding declaration can make the bytes' lines and words differ from the text's."""
+    source = b"# coding: utf-7\n" + _STARTS.encode() + raw
+    result, _ = check_bytes("t.py", source, DEFAULT, "check")
+    assert [finding.code for finding in result.findings] == ["TFM205"]
+
+
+def test_the_screen_follows_each_alias_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eight levels of eight names, each an alias of every name of the next level: what each
+    name may be spelled as is worked out once, not once per path to it (8 ** 8 paths)."""
+    from tfmemlint.rules.unconfigured_program import screen
+
+    lines = [
+        f"n{level}_{i} = n{level + 1}_{j}" for level in range(8) for i in range(8) for j in range(8)
+    ]
+    source = _STARTS + "\n".join(lines) + "\nn0_0(print)  # __main__\n"
+    looked_up = []
+    name_of = screen._Spellings._name
+    monkeypatch.setattr(
+        screen._Spellings, "_name", lambda self, *key: looked_up.append(key) or name_of(self, *key)
+    )
+    assert not code_may_have_findings(source.encode(), DEFAULT.selected)
+    assert len(looked_up) == len(set(looked_up)) <= 9 * 9 * 8

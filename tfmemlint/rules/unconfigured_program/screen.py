@@ -1,19 +1,24 @@
-"""TFM205's part of the pre-filter's second stage: TF1 code, which the rule never reports, told
-from CPython's syntax tree (a tenth of libcst's parse). It asks what `check._tf1_code` asks, of
-the same spellings, so that a module it sets aside is one the rule would set aside too."""
+"""TFM205's part of the pre-filter's second stage: TF1 code and modules that are no program,
+which the rule never reports, told from CPython's syntax tree (a tenth of libcst's parse). It
+asks what `check._tf1_code` and `check._entry_point` ask, of the same spellings, so that a
+module it sets aside is one the rule would set aside too. The rule also imports its constants
+from here, so that the two cannot drift apart."""
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from tfmemlint.project import dotted, member
 from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
+from tfmemlint.source import LineIndex, SourceError, SourceText
 
 if TYPE_CHECKING:
     from tfmemlint.prefilter import ScreenedFile
+    from tfmemlint.project import FileResolver
 
 # Turn TF2 into TF1 for the process: ops build a graph, and only a session reserves memory.
 GRAPH_MODE = frozenset({"disable_eager_execution", "disable_v2_behavior"})
@@ -94,7 +99,7 @@ MAX_SPELLING_DEPTH = 8
 # Where a `global` statement may be: the keyword where a statement may start (a line's start,
 # after a lone CR too, after `;` or a header's `:`), then a space or a backslash. Prose in a
 # docstring may match too.
-_GLOBAL_STATEMENT = re.compile(rb"(?m)(?:^|[;:\r])[ \t\f]*global[ \t\f\\]")
+_GLOBAL_STATEMENT = re.compile(r"(?m)(?:^|[;:\r])[ \t\f]*global[ \t\f\\]")
 
 
 def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
@@ -107,20 +112,42 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
             anchored = anchored or (node.module or "").split(".")[0] == TENSORFLOW
         elif isinstance(node, ast.Import):
             anchored = anchored or any(a.name.split(".")[0] == TENSORFLOW for a in node.names)
+    if not anchored:
+        return False
+    text = _as_written(file.raw)
+    if text is None:
+        return True
     # The entry point first: most modules that get this far are libraries, and it looks at
     # less of the tree.
-    return anchored and (file.notebook or may_be_an_entry(tree, file)) and not tf1_code(tree)
+    return (file.notebook or may_be_an_entry(tree, text, file.project)) and not tf1_code(tree)
 
 
-def may_be_an_entry(tree: ast.Module, file: ScreenedFile) -> bool:
+def _as_written(raw: bytes) -> str | None:
+    """The source's text, where CPython's tree spells every name as the text does, as
+    libcst's does; else None. CPython puts each identifier in NFKC form (PEP 3131: a `tf`
+    spelled in full-width letters is `tf` to it, not to the rule), which changes nothing in a
+    text already in that form."""
+    try:
+        text = SourceText.decode(raw).text
+    except SourceError:
+        return None
+    return text if text.isascii() or unicodedata.is_normalized("NFKC", text) else None
+
+
+def may_be_an_entry(
+    tree: ast.Module, text: str, project: Callable[[], FileResolver | None]
+) -> bool:
     """Whether `check._entry_point` may take the module for an entry point: False only where
     it surely does not. (A notebook always is one, and so is the module of a script entry of
     pyproject.toml, which the pre-filter asks the project about itself.) It asks of the same
     spellings: a `__main__` guard that does more than run tests; at module level, a call that
     trains a model or may run a main function; a function whose decorator may make it a click
-    or typer command. Where a name may come from anywhere (a star import), it may."""
-    for statement in tree.body:
-        if _may_be_main_guard(statement) and not _runs_tests(statement, file.raw):
+    or typer command. Where a name may come from anywhere (a star import), it may. `text`: the
+    source, decoded; `project`: the file's view of the project index, asked for if needed."""
+    guards = [statement for statement in tree.body if _may_be_main_guard(statement)]
+    if guards:
+        lines = LineIndex(text)
+        if not all(_runs_tests(guard, lines) for guard in guards):
             return True
     at_import = list(runs_at_import(tree))
     calls = [node for node in at_import if isinstance(node, ast.Call)]
@@ -137,7 +164,7 @@ def may_be_an_entry(tree: ast.Module, file: ScreenedFile) -> bool:
     if not calls and not decorators:
         return False
     # A name of the module's scope is bound outside function bodies, or under `global`.
-    bound = ast.walk(tree) if _GLOBAL_STATEMENT.search(file.raw) else at_import
+    bound = ast.walk(tree) if _GLOBAL_STATEMENT.search(text) else at_import
     spellings = _Spellings(bound)
     for decorator in decorators:
         spelled = spellings.of(decorator)
@@ -149,10 +176,10 @@ def may_be_an_entry(tree: ast.Module, file: ScreenedFile) -> bool:
         if spelled is None:
             return True
         called |= spelled
-    project = file.project() if called else None
+    resolver = project() if called else None
     for name in sorted(called):
         # As `names.qualified_names` resolves it: through the project's own modules.
-        resolved = project.resolve((name,)) if project is not None else {name}
+        resolved = resolver.resolve((name,)) if resolver is not None else {name}
         if any(runs_a_main(qualified) for qualified in resolved or ()):
             return True
     return False
@@ -176,7 +203,7 @@ def _may_be_main_guard(statement: ast.stmt) -> bool:
     return any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides)
 
 
-def _runs_tests(guard: ast.If, raw: bytes) -> bool:
+def _runs_tests(guard: ast.If, lines: LineIndex) -> bool:
     """What `check._runs_tests` says of libcst's tree: no `else`, and an indented block (not
     a suite on the `if` line) of calls of TEST_RUNNERS alone."""
     if guard.orelse or not all(
@@ -191,11 +218,12 @@ def _runs_tests(guard: ast.If, raw: bytes) -> bool:
     # line to the one before (outside brackets, only a backslash joins lines).
     first = guard.body[0]
     test_ends = guard.test.end_lineno or guard.lineno
-    lines = raw.splitlines()[test_ends - 1 : first.lineno]
-    if first.lineno <= test_ends or len(lines) != first.lineno - test_ends + 1:
+    if not test_ends < first.lineno <= len(lines.starts):
         return False
-    opens_its_line = not lines[-1][: first.col_offset].strip(b" \t\f")
-    return opens_its_line and not any(line.endswith(b"\\") for line in lines[:-1])
+    line_start = lines.starts[first.lineno - 1]
+    indent = lines.text[line_start : lines.utf8_offset(first.lineno, first.col_offset)]
+    joined = any(lines.line(row).endswith("\\") for row in range(test_ends, first.lineno))
+    return not indent.strip(" \t\f") and not joined
 
 
 def _trains(func: ast.expr) -> bool:
@@ -222,6 +250,8 @@ class _Spellings:
         self.imports: dict[str, set[str]] = {}
         self.aliases: dict[str, list[ast.expr]] = {}
         self.star = False
+        # Each name's spellings, by depth: aliases of aliases may share names many times over.
+        self._known: dict[tuple[str, int], set[str] | None] = {}
         for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -258,8 +288,14 @@ class _Spellings:
             return set()  # a call's result, a subscript: spelled as nothing
         if self.star:
             return None  # an unbound name is looked for in the star imports
-        found = set(self.imports.get(expr.id, ()))
-        for value in self.aliases.get(expr.id, ()):
+        key = (expr.id, depth)
+        if key not in self._known:
+            self._known[key] = self._name(expr.id, depth)
+        return self._known[key]
+
+    def _name(self, name: str, depth: int) -> set[str] | None:
+        found = set(self.imports.get(name, ()))
+        for value in self.aliases.get(name, ()):
             inner = self.of(value, depth + 1)
             if inner is None:
                 return None
