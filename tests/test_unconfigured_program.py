@@ -790,3 +790,35 @@ def test_the_screen_follows_each_alias_once(monkeypatch: pytest.MonkeyPatch) -> 
     )
     assert not code_may_have_findings(source.encode(), DEFAULT.selected)
     assert len(looked_up) == len(set(looked_up)) <= 9 * 9 * 8
+
+
+_GUARD = 'if __name__ == "__main__":\n    print(x)\n'
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a `tf` that is not TensorFlow's where TF1 is spelled: a parameter, a loop variable, a
+        # class attribute, a local, another import, a deleted name
+        _STARTS + "def f(tf):\n    tf.disable_eager_execution()\n",
+        _STARTS + "def f(tf):\n    return tf.placeholder\n",
+        _STARTS + "y = [tf.log for tf in []]\n",
+        _STARTS + "class A:\n    tf = None\n    y = tf.logging\n",
+        _STARTS + "def f():\n    tf = None\n    return tf.log\n",
+        _STARTS + "import numpy as tf\ntf.disable_eager_execution()\n",
+        _STARTS + "del tf\ndef f():\n    tf.disable_eager_execution()\n",
+        # no API of TensorFlow's that turns TF2 off
+        _STARTS + "def f():\n    tf.random.disable_v2_behavior()\n",
+        # compat.v1 beside a plain TensorFlow that is imported under `try`, `if`, or `from`
+        "import tensorflow.compat.v1 as tf1\ntry:\n    import tensorflow as tf\n"
+        "except ImportError:\n    pass\nx = tf.ones([1])\n",
+        "import tensorflow.compat.v1 as tf1\nif True:\n    import tensorflow as tf\n"
+        "x = tf.ones([1])\n",
+        "from tensorflow.compat import v2 as tf\nimport tensorflow.compat.v1 as tf1\n"
+        "x = tf.ones([1])\n",
+    ],
+)
+def test_the_screen_calls_code_tf1_only_where_the_rule_does(source: str) -> None:
+    """The rule reads TF1 code from resolved names: the screen must never call a program TF1
+    that the rule does not."""
+    assert codes(source + _GUARD) == ["TFM205"]

@@ -305,12 +305,17 @@ class _Spellings:
 
 def tf1_code(tree: ast.Module) -> bool:
     """`import tensorflow.compat.v1 as tf` (or as the module's only TensorFlow), a name only
-    TF1's top level has on a plain `import tensorflow`, or a call that turns TF2 off."""
+    TF1's top level has on a plain `import tensorflow`, or a call that turns TF2 off. Said only
+    where `check._tf1_code` says it too: a name stands for TensorFlow only where nothing else
+    binds it anywhere in the module (a parameter, an assignment, another import), and every
+    import of TensorFlow counts against "the module's only TensorFlow", wherever it is."""
     plain, compat = _aliases(tree)
+    elsewhere, plain_anywhere = _other_bindings(tree)
+    sure_plain = plain - elsewhere
     return (
-        _tf1_imports(plain, compat)
+        _tf1_imports(plain | plain_anywhere, compat)
         or _imports_contrib(tree)
-        or _runs_tf1(tree, plain, plain | set(compat))
+        or _runs_tf1(tree, sure_plain, sure_plain | (set(compat) - elsewhere))
     )
 
 
@@ -349,20 +354,74 @@ def tf1_definition(tree: ast.Module, name: str) -> bool:
 
 
 def _aliases(tree: ast.Module) -> tuple[set[str], list[str]]:
-    """The names the module binds to TensorFlow (or its `compat.v2`), and to `compat.v1`."""
+    """The names the module's body binds to TensorFlow (or its `compat.v2`), and to
+    `compat.v1`, by an `import` statement."""
     plain: set[str] = set()
     compat: list[str] = []
     for node in tree.body:
-        if not isinstance(node, ast.Import):
-            continue
-        for alias in node.names:
-            if alias.asname is None and alias.name.split(".")[0] == TENSORFLOW:
-                plain.add(TENSORFLOW)  # `import tensorflow.x` binds `tensorflow`
-            elif alias.asname is not None and alias.name in (TENSORFLOW, TF2_COMPAT):
-                plain.add(alias.asname)
-            elif alias.asname is not None and alias.name == TF1_COMPAT:
-                compat.append(alias.asname)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                kind, name = _tensorflow_alias(alias)
+                if kind == "plain":
+                    plain.add(name)
+                elif kind == "compat":
+                    compat.append(name)
     return plain, compat
+
+
+def _tensorflow_alias(alias: ast.alias) -> tuple[str | None, str]:
+    """("plain", name) for a name an `import` binds to TensorFlow or its `compat.v2`,
+    ("compat", name) for one it binds to `compat.v1`, else (None, name)."""
+    if alias.asname is None:
+        head = alias.name.split(".")[0]  # `import tensorflow.x` binds `tensorflow`
+        return ("plain" if head == TENSORFLOW else None), head
+    if alias.name in (TENSORFLOW, TF2_COMPAT):
+        return "plain", alias.asname
+    return ("compat" if alias.name == TF1_COMPAT else None), alias.asname
+
+
+# Type parameters (Python 3.12), which bind names too.
+_TYPE_PARAMS = tuple(
+    getattr(ast, kind) for kind in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, kind)
+)
+
+
+def _other_bindings(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """(the names bound anywhere by anything but the imports `_aliases` counts, the names any
+    import anywhere binds to TensorFlow or its `compat.v2`)."""
+    counted = {id(node) for node in tree.body if isinstance(node, ast.Import)}
+    elsewhere: set[str] = set()
+    plain: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                elsewhere.add(node.id)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                kind, name = _tensorflow_alias(alias)
+                if kind == "plain":
+                    plain.add(name)
+                if kind is None or id(node) not in counted:
+                    elsewhere.add(name)
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if alias.name != "*":
+                    elsewhere.add(alias.asname or alias.name)
+                    if member(module, alias.name) in (TENSORFLOW, TF2_COMPAT):
+                        plain.add(alias.asname or alias.name)
+        elif isinstance(node, ast.arg):
+            elsewhere.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            elsewhere.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            elsewhere.update(node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, *_TYPE_PARAMS)):
+            if node.name is not None:
+                elsewhere.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+            elsewhere.add(node.rest)
+    return elsewhere, plain
 
 
 def _tf1_imports(plain: set[str], compat: list[str]) -> bool:
@@ -373,11 +432,24 @@ def _tf1_imports(plain: set[str], compat: list[str]) -> bool:
 def _runs_tf1(node: ast.AST, plain: set[str], aliases: set[str]) -> bool:
     for child in ast.walk(node):
         if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):
-            if child.func.attr in GRAPH_MODE and _rooted_in(child.func, aliases):
+            if child.func.attr in GRAPH_MODE and _top_level_of(child.func.value, aliases):
                 return True
         elif _spells_tf1(child, plain):
             return True
     return False
+
+
+def _top_level_of(receiver: ast.expr, aliases: set[str]) -> bool:
+    """`tf` or `tf.compat.v1`, with `tf` one of `aliases`: where the calls of GRAPH_MODE
+    are (`names.canonical_api` reads `tf.random.disable_v2_behavior` as another API)."""
+    if (
+        isinstance(receiver, ast.Attribute)
+        and receiver.attr == "v1"
+        and isinstance(receiver.value, ast.Attribute)
+        and receiver.value.attr == "compat"
+    ):
+        receiver = receiver.value.value
+    return isinstance(receiver, ast.Name) and receiver.id in aliases
 
 
 def _spells_tf1(node: ast.AST, plain: set[str]) -> bool:
