@@ -310,13 +310,18 @@ def tf1_code(tree: ast.Module) -> bool:
     binds it anywhere in the module (a parameter, an assignment, another import), and every
     import of TensorFlow counts against "the module's only TensorFlow", wherever it is."""
     plain, compat = _aliases(tree)
+    if "tf" in compat or _imports_contrib(tree):
+        return True
+    aliases = plain | set(compat)
+    # The walk for bindings only where the answer may be yes: most modules that get here
+    # are TF2 code.
+    if not (compat and not plain) and not _runs_tf1(tree, plain, aliases):
+        return False
     elsewhere, plain_anywhere = _other_bindings(tree)
-    sure_plain = plain - elsewhere
-    return (
-        _tf1_imports(plain | plain_anywhere, compat)
-        or _imports_contrib(tree)
-        or _runs_tf1(tree, sure_plain, sure_plain | (set(compat) - elsewhere))
-    )
+    if _tf1_imports(plain | plain_anywhere, compat):
+        return True
+    sure = aliases - elsewhere
+    return _runs_tf1(tree, plain & sure, sure)
 
 
 def _imports_contrib(tree: ast.Module) -> bool:
