@@ -53,6 +53,23 @@ def from_module(node: ast.ImportFrom) -> str:
     return "." * node.level + (node.module or "")
 
 
+def imported_names(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
+    """(the name bound, the qualified name it stands for) for each name an import binds:
+    `import a.b` binds `a` to `a`; a star import binds none that it names."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                yield alias.asname, alias.name
+            else:
+                head = alias.name.partition(".")[0]
+                yield head, head
+        return
+    module = from_module(node)
+    for alias in node.names:
+        if alias.name != "*":
+            yield alias.asname or alias.name, member(module, alias.name)
+
+
 def is_tensorflow(qualified: str) -> bool:
     return qualified.partition(".")[0] in TENSORFLOW_ROOTS
 
@@ -870,20 +887,13 @@ def _collect(body: list[ast.stmt], summary: _Summary) -> None:
     """The module-level bindings of `body`, into `summary`; blocks at module level (`if`, `try`,
     `with`, loops) bind there too."""
     for statement in body:
-        if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                if alias.asname:
-                    _bind(summary, alias.asname, alias.name)
-                else:
-                    head = alias.name.partition(".")[0]
-                    _bind(summary, head, head)
-        elif isinstance(statement, ast.ImportFrom):
-            module = from_module(statement)
-            for alias in statement.names:
-                if alias.name == "*":
-                    summary.stars.append(module)
-                    continue
-                _bind(summary, alias.asname or alias.name, member(module, alias.name))
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            if isinstance(statement, ast.ImportFrom) and any(
+                a.name == "*" for a in statement.names
+            ):
+                summary.stars.append(from_module(statement))
+            for name, qualified in imported_names(statement):
+                _bind(summary, name, qualified)
         elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             value = statement.value

@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from tfmemlint.project import dotted, member
+from tfmemlint.project import dotted, imported_names
 from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
 from tfmemlint.source import LineIndex, SourceError, SourceText
 
@@ -69,6 +69,8 @@ TF1_ONLY_NAMES = frozenset(
 TENSORFLOW = "tensorflow"
 TF1_COMPAT = "tensorflow.compat.v1"
 TF2_COMPAT = "tensorflow.compat.v2"
+# What a plain TensorFlow is imported as.
+_PLAIN = (TENSORFLOW, TF2_COMPAT)
 # TF1's add-ons, which TF2 dropped: a module that imports from them runs on TF1.
 CONTRIB = "tensorflow.contrib"
 
@@ -253,21 +255,11 @@ class _Spellings:
         # Each name's spellings, by depth: aliases of aliases may share names many times over.
         self._known: dict[tuple[str, int], set[str] | None] = {}
         for node in nodes:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname is not None:
-                        self.imports.setdefault(alias.asname, set()).add(alias.name)
-                    else:
-                        head = alias.name.split(".", 1)[0]
-                        self.imports.setdefault(head, set()).add(head)
-            elif isinstance(node, ast.ImportFrom):
-                module = "." * node.level + (node.module or "")
-                for alias in node.names:
-                    if alias.name == "*":
-                        self.star = True
-                    elif module:
-                        local = alias.asname or alias.name
-                        self.imports.setdefault(local, set()).add(member(module, alias.name))
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+                    self.star = True
+                for name, qualified in imported_names(node):
+                    self.imports.setdefault(name, set()).add(qualified)
             elif isinstance(node, ast.Assign) and len(node.targets) == 1:
                 self._alias(node.targets[0], node.value)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -365,24 +357,12 @@ def _aliases(tree: ast.Module) -> tuple[set[str], list[str]]:
     compat: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                kind, name = _tensorflow_alias(alias)
-                if kind == "plain":
+            for name, qualified in imported_names(node):  # `import tensorflow.x` too
+                if qualified in _PLAIN:
                     plain.add(name)
-                elif kind == "compat":
+                elif qualified == TF1_COMPAT:
                     compat.append(name)
     return plain, compat
-
-
-def _tensorflow_alias(alias: ast.alias) -> tuple[str | None, str]:
-    """("plain", name) for a name an `import` binds to TensorFlow or its `compat.v2`,
-    ("compat", name) for one it binds to `compat.v1`, else (None, name)."""
-    if alias.asname is None:
-        head = alias.name.split(".")[0]  # `import tensorflow.x` binds `tensorflow`
-        return ("plain" if head == TENSORFLOW else None), head
-    if alias.name in (TENSORFLOW, TF2_COMPAT):
-        return "plain", alias.asname
-    return ("compat" if alias.name == TF1_COMPAT else None), alias.asname
 
 
 # Type parameters (Python 3.12), which bind names too.
@@ -394,27 +374,19 @@ _TYPE_PARAMS = tuple(
 def _other_bindings(tree: ast.Module) -> tuple[set[str], set[str]]:
     """(the names bound anywhere by anything but the imports `_aliases` counts, the names any
     import anywhere binds to TensorFlow or its `compat.v2`)."""
-    counted = {id(node) for node in tree.body if isinstance(node, ast.Import)}
+    counted = {id(node) for node in tree.body if isinstance(node, ast.Import)}  # `_aliases`
     elsewhere: set[str] = set()
     plain: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             if not isinstance(node.ctx, ast.Load):
                 elsewhere.add(node.id)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                kind, name = _tensorflow_alias(alias)
-                if kind == "plain":
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name, qualified in imported_names(node):
+                if qualified in _PLAIN:
                     plain.add(name)
-                if kind is None or id(node) not in counted:
+                if id(node) not in counted or qualified not in (*_PLAIN, TF1_COMPAT):
                     elsewhere.add(name)
-        elif isinstance(node, ast.ImportFrom):
-            module = "." * node.level + (node.module or "")
-            for alias in node.names:
-                if alias.name != "*":
-                    elsewhere.add(alias.asname or alias.name)
-                    if member(module, alias.name) in (TENSORFLOW, TF2_COMPAT):
-                        plain.add(alias.asname or alias.name)
         elif isinstance(node, ast.arg):
             elsewhere.add(node.arg)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
