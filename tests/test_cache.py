@@ -231,3 +231,94 @@ def test_an_entry_is_keyed_by_the_absolute_path(
     cache = ResultCache(str(tmp_path / "cache"))
     assert cache._key(path) == os.path.abspath(path)
     assert cache._key(path) == os.path.abspath(path)  # the folder known now
+
+
+def settled(root: Path) -> None:
+    """Wait until every file under `root` was last changed long enough ago for the cache to
+    trust its stat alone: until then no run is recorded for replay."""
+    newest = max(max(p.stat().st_mtime_ns, p.stat().st_ctime_ns) for p in root.rglob("*"))
+    time.sleep(max(0.0, (newest + cache_module._RACY_NS) / 1e9 - time.time()) + 0.2)
+
+
+def reports(cache: Path) -> list[Path]:
+    return sorted(cache.glob("report-*.marshal"))
+
+
+def test_an_unchanged_run_replays_its_report(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": BARE, "b.py": CLEAN, "pkg/c.py": "# Session\n"})
+    cache = tmp_path / "cache"
+    settled(root)
+    plain = ("--isolated", "--cache-dir", str(cache), str(root))
+    to_file = ("--output-format", "json", "-o", str(tmp_path / "out.json"))
+    first, first_json = run_cli(*plain), run_cli(*to_file, *plain)
+    assert first.returncode == first_json.returncode == 1 and len(reports(cache)) == 2
+    written = (tmp_path / "out.json").read_text()
+    # Without the entries, only a replay can give the report back: nothing is checked again.
+    (cache / "results.marshal").unlink()
+    (tmp_path / "out.json").unlink()
+    second, second_json = run_cli(*plain), run_cli(*to_file, *plain)
+    assert (second.stdout, second.stderr, second.returncode) == (
+        first.stdout,
+        first.stderr,
+        first.returncode,
+    )
+    assert second_json.returncode == 1 and (tmp_path / "out.json").read_text() == written
+    assert not (cache / "results.marshal").exists()
+    # Another way of running it is no replay: --exit-zero checks again, and ends 0.
+    assert run_cli("--exit-zero", *plain).returncode == 0
+    assert (cache / "results.marshal").exists()
+
+
+def test_what_changed_since_the_recorded_run_is_never_replayed(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": CLEAN, "b.py": CLEAN})
+    cache = tmp_path / "cache"
+    settled(root)
+    plain = ("--isolated", "--cache-dir", str(cache), str(root))
+    assert run_cli(*plain).returncode == 0 and reports(cache)
+    (root / "b.py").write_text(BARE)  # its stat changes
+    changed = run_cli(*plain)
+    assert changed.returncode == 1 and "b.py:2:" in changed.stdout
+    (root / "b.py").write_text(CLEAN)
+    settled(root)
+    assert run_cli(*plain).returncode == 0
+    (root / "new.py").write_text(BARE)  # a file the recorded run did not check
+    assert "new.py:2:" in run_cli(*plain).stdout
+
+
+def test_a_changed_project_module_is_never_replayed(tmp_path: Path) -> None:
+    """The results of the files checked depend on a module outside the folder checked."""
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg/__init__.py").write_text("")
+    (tmp_path / "mypkg/compat.py").write_text("import tensorflow.compat.v1 as tf\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app/run.py").write_text("from mypkg.compat import tf\nsess = tf.Session()\n")
+    settled(tmp_path)
+    command = ("--isolated", "--cache-dir", "cache", "app")
+    assert run_cli(*command, cwd=tmp_path).returncode == 1 and reports(tmp_path / "cache")
+    (tmp_path / "cache/results.marshal").unlink()
+    assert run_cli(*command, cwd=tmp_path).returncode == 1  # replayed: nothing checked again
+    assert not (tmp_path / "cache/results.marshal").exists()
+    (tmp_path / "mypkg/compat.py").write_text("tf = None\n")
+    assert run_cli(*command, cwd=tmp_path).returncode == 0
+
+
+def test_no_run_is_recorded_for_a_terminal_or_a_just_written_file(tmp_path: Path) -> None:
+    import pty
+
+    root = tree(tmp_path, {"a.py": BARE})
+    cache = tmp_path / "cache"
+    assert run_cli("--isolated", "--cache-dir", str(cache), str(root)).returncode == 1
+    assert not reports(cache)  # a.py may still change within its mtime's tick
+    settled(root)
+    primary, secondary = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tfmemlint", "--isolated", "--cache-dir", str(cache), str(root)],
+            stdout=secondary,
+            stderr=subprocess.PIPE,
+            timeout=300,
+        )
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert done.returncode == 1 and not reports(cache)

@@ -9,6 +9,14 @@ when all of these hold:
   stat differs, its content hash must match;
 - so is every project module its names were resolved through (see `project`), by the same test.
 
+A run whose every file the cache would serve from its stat alone prints what the run before it
+printed. So beside the entries, the cache keeps the report of each recent way of running the tool
+(its options, configuration and working folder), with the stat of every file that run checked.
+A later run the same way replays that report when every file's stat is still the recorded one,
+and every project module the results depend on is unchanged: it loads no entry and formats no
+finding, and costs little more than walking the tree. Output to a terminal is never replayed,
+since what it looks like there depends on the terminal too.
+
 Concurrent runs are safe: each run writes a whole new file and renames it into place, after
 merging in what other runs wrote meanwhile, and every entry checks itself before it is served,
 so the worst a race can do is cost a file one more check.
@@ -23,15 +31,16 @@ import marshal
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tfmemlint import __version__
-from tfmemlint.model import Edit, FileResult, Finding, Fix, Location
-from tfmemlint.settings import Settings
-from tfmemlint.source import create_temporary
 
+# A replayed run builds no result, so this module leaves the model to the functions that do.
 if TYPE_CHECKING:
+    from tfmemlint.model import FileResult, Finding
     from tfmemlint.project import Dependency
+    from tfmemlint.settings import Settings
 
 try:  # hashlib.blake2b itself, without hashlib's import of OpenSSL's bindings (3 ms a run)
     from _blake2 import blake2b
@@ -43,6 +52,9 @@ DIRECTORY_NAME = ".tfmemlint_cache"
 # it (the file records the tool's fingerprint; anything else is discarded).
 _RESULTS = "results.marshal"
 _TEMPORARY = ".results-"
+# Reports that a run the same way may replay: one file per way of running, the newest kept.
+_REPORTS = "report-"
+_REPORTS_KEPT = 16
 # A file changed less than this long before it was read may change again within the same mtime
 # tick without its stat showing it: its entry is checked against the content hash.
 _RACY_NS = 2_000_000_000
@@ -97,15 +109,25 @@ def _stat_key(stat: os.stat_result) -> list[int]:
 STAT, TRUSTED, HASH, SETTINGS, FINDINGS, DEPENDENCIES = slice(0, 4), 4, 5, 6, 7, 8
 
 
+class Replay(NamedTuple):
+    """What an earlier run printed, and the exit status it ended with."""
+
+    report: str
+    status: int
+
+
 class ResultCache:
-    """One run's view of the cache: entries read at the start, entries to write at the end."""
+    """One run's view of the cache: entries read when first asked for, entries to write at the
+    end."""
 
     def __init__(self, directory: str) -> None:
         self.directory = directory
         self.fingerprint = tool_fingerprint()
         self._cwd = os.getcwd()
-        self._entries: dict[str, list[Any]] = self._read()
+        self._read_entries: dict[str, list[Any]] | None = None  # a replayed run needs none
         self._changed: dict[str, list[Any]] = {}
+        # The files whose entry this run served or stored: what a later run may replay.
+        self._confirmed: set[str] = set()
         # Project modules are shared by many files: each is checked once per run.
         self._dependencies: dict[tuple[Any, ...], bool] = {}
         # What a warm run asks for every file, worked out once per folder and per settings.
@@ -130,6 +152,12 @@ class ResultCache:
         if self._settings is None or self._settings[0] is not settings:
             self._settings = (settings, settings_key(settings))
         return self._settings[1]
+
+    @property
+    def _entries(self) -> dict[str, list[Any]]:
+        if self._read_entries is None:
+            self._read_entries = self._read()
+        return self._read_entries
 
     def _read(self) -> dict[str, list[Any]]:
         try:
@@ -159,9 +187,13 @@ class ResultCache:
                 if entry[HASH] != content_hash(read()):
                     return None
                 self._changed[key] = [*_stat_key(stat), _trusted(stat, read_ns), *entry[HASH:]]
-            return FileResult(path, [_finding(f, path) for f in entry[FINDINGS]])
+            from tfmemlint.model import FileResult
+
+            result = FileResult(path, [_finding(f, path) for f in entry[FINDINGS]])
         except (IndexError, KeyError, TypeError, ValueError):
             return None  # an entry from an older layout, or damaged: check the file again
+        self._confirmed.add(key)
+        return result
 
     def _unchanged(self, dependency: list[Any]) -> bool:
         key = tuple(dependency)
@@ -197,7 +229,66 @@ class ResultCache:
                     for d in depends_on
                 ]
             )
-        self._changed[self._key(path)] = entry
+        key = self._key(path)
+        self._changed[key] = entry
+        self._confirmed.add(key)
+
+    def replay(self, way: str, items: Sequence[object]) -> Replay | None:
+        """What the last run made `way` (see `record`) printed, if that run checked the same
+        `items` and every file among them still has the stat it had then, and every project
+        module their results depend on is unchanged: then this run's would be the same."""
+        try:
+            with open(self._report_path(way), "rb") as handle:
+                stored = marshal.loads(handle.read())
+            if stored["tool"] != self.fingerprint or stored["way"] != way:
+                return None
+            if stored["paths"] != _paths(items):
+                return None
+            stats: list[int] = []
+            for item in items:
+                if isinstance(item, str):
+                    stats += _stat_key(os.stat(item))
+            if stored["stats"] != stats:
+                return None
+            if not all(map(self._unchanged, stored["dependencies"])):
+                return None
+            return Replay(stored["report"], stored["status"])
+        except (OSError, EOFError, ValueError, TypeError, KeyError):
+            return None  # none yet, gone, damaged, or a file that vanished: run in full
+
+    def record(self, way: str, items: Sequence[object], report: str, status: int) -> None:
+        """Keep what this run printed, and its exit status, for a later run made the same way
+        (`way`: the options, configuration and working folder, as the caller spells them),
+        provided the cache would serve each of `items` from its stat alone: every file's
+        entry was served or stored by this run, and was read well after its last change."""
+        stats: list[int] = []
+        dependencies: dict[tuple[Any, ...], list[Any]] = {}
+        for item in items:
+            if not isinstance(item, str):  # a path that is not there
+                continue
+            key = self._key(item)
+            entry = self._changed.get(key) or self._entries.get(key)
+            if key not in self._confirmed or not entry or not entry[TRUSTED]:
+                return
+            stats += entry[STAT]
+            for dependency in entry[DEPENDENCIES] if len(entry) > DEPENDENCIES else ():
+                dependencies[tuple(dependency)] = dependency
+        stored = {
+            "tool": self.fingerprint,
+            "way": way,
+            "paths": _paths(items),
+            "stats": stats,
+            "dependencies": list(dependencies.values()),
+            "report": report,
+            "status": status,
+        }
+        with contextlib.suppress(OSError):  # a cache that cannot be written has said so
+            self._replace(os.path.basename(self._report_path(way)), stored)
+            _keep_newest(self.directory, _REPORTS, _REPORTS_KEPT)
+
+    def _report_path(self, way: str) -> str:
+        digest = blake2b(way.encode(), digest_size=16).hexdigest()
+        return os.path.join(self.directory, f"{_REPORTS}{digest}.marshal")
 
     def save(self) -> None:
         """Write the changed entries, merged over what is on disk now. A failure is a warning:
@@ -224,18 +315,42 @@ class ResultCache:
                     handle.write(content)
         entries = {**self._read(), **self._changed}
         _remove_stale_temporaries(self.directory)
+        self._replace(_RESULTS, {"tool": self.fingerprint, "files": entries})
+
+    def _replace(self, name: str, stored: dict[str, Any]) -> None:
+        """Write `stored` as the cache's file `name`, whole or not at all."""
+        from tfmemlint.source import create_temporary
+
         descriptor, temporary = create_temporary(self.directory, _TEMPORARY)
         try:
             with os.fdopen(descriptor, "wb") as out:
-                marshal.dump({"tool": self.fingerprint, "files": entries}, out)
+                marshal.dump(stored, out)
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(temporary, 0o666 & ~umask)  # as any other file, not mkstemp's 0600
-            os.replace(temporary, os.path.join(self.directory, _RESULTS))
+            os.replace(temporary, os.path.join(self.directory, name))
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+
+
+def _paths(items: Sequence[object]) -> str:
+    """The paths a run checked, in order, as one string: a path that is not there is marked."""
+    return "\0".join(item if isinstance(item, str) else f"\1{item!r}" for item in items)
+
+
+def _keep_newest(directory: str, prefix: str, kept: int) -> None:
+    """Remove all but the `kept` newest files of `directory` whose name starts with `prefix`."""
+    found = []
+    for name in os.listdir(directory):
+        if name.startswith(prefix):
+            with contextlib.suppress(OSError):
+                path = os.path.join(directory, name)
+                found.append((os.stat(path).st_mtime_ns, path))
+    for _, path in sorted(found, reverse=True)[kept:]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def _remove_stale_temporaries(directory: str) -> None:
@@ -292,18 +407,16 @@ def _plain(finding: Finding) -> dict[str, Any]:
     return plain
 
 
-def _location(plain: dict[str, int]) -> Location:
-    return Location(plain["row"], plain["column"])
-
-
 def _finding(plain: dict[str, Any], path: str) -> Finding:
+    from tfmemlint.model import Edit, Finding, Fix, Location
+
     fix = plain["fix"]
     return Finding(
         code=plain["code"],
         message=plain["message"],
         filename=path,
-        location=_location(plain["location"]),
-        end_location=_location(plain["end_location"]),
+        location=Location(**plain["location"]),
+        end_location=Location(**plain["end_location"]),
         fix=None
         if fix is None
         else Fix(
@@ -313,8 +426,8 @@ def _finding(plain: dict[str, Any], path: str) -> Finding:
                     e["start"],
                     e["end"],
                     e["content"],
-                    _location(e["location"]),
-                    _location(e["end_location"]),
+                    Location(**e["location"]),
+                    Location(**e["end_location"]),
                     e["key"],
                 )
                 for e in fix["edits"]

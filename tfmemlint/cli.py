@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
+import io
 import os
 import sys
 import time
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from tfmemlint import __version__
 from tfmemlint.report import FORMATS
+
+if TYPE_CHECKING:
+    from tfmemlint.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -177,11 +180,10 @@ def check(
     Exit status: 0 when no finding remains, 1 when findings remain, 2 on a usage or internal
     error.
     """
-    from tfmemlint import config, report, runner
-    from tfmemlint import settings as settings_module
+    # What a replayed run needs, and no more: the rest (the rule registry included) is imported
+    # once a run must check files.
+    from tfmemlint import config
     from tfmemlint.discovery import Exclusions
-    from tfmemlint.model import FileResult
-    from tfmemlint.report import text as text_report
 
     if fix and diff:
         raise click.UsageError("--fix and --diff cannot be used together")
@@ -191,21 +193,33 @@ def check(
         # A source on stdin finds its configuration from the name it is reported under.
         near = [stdin_filename] if "-" in paths and stdin_filename else list(paths)
         file_config = config.resolve(near, config_path, isolated)
-        settings = settings_module.build(
-            file_config, policy, _codes(select), _codes(extend_select), _codes(ignore)
-        )
         output_format = output_format or file_config.get("output-format", "text")
         if output_format not in FORMATS:
             raise config.ConfigError(f"{file_config.path}: unknown output-format {output_format!r}")
-    except (config.ConfigError, settings_module.SettingsError) as exc:
+    except config.ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     exclusions = Exclusions.configured(file_config, respect_gitignore, force_exclude)
 
+    def run_settings() -> Settings:
+        from tfmemlint import settings
+
+        try:
+            return settings.build(
+                file_config, policy, _codes(select), _codes(extend_select), _codes(ignore)
+            )
+        except settings.SettingsError as exc:
+            raise click.UsageError(str(exc)) from None
+
     mode: Any = "fix" if fix else "diff" if diff else "check"
     report_to = sys.stdout
+    way = cache = None  # how this run was made, when a later one may replay its report
     if "-" in paths:
+        from tfmemlint import runner
+        from tfmemlint.model import FileResult
+
         if len(paths) > 1:
             raise click.UsageError("`-` (stdin) cannot be combined with other paths")
+        settings = run_settings()
         name = stdin_filename or "-"
         source_in = sys.stdin.buffer.read()
         if stdin_filename and exclusions.skip_named(stdin_filename):
@@ -226,35 +240,49 @@ def check(
         walked_s = time.perf_counter() - started
         if not items:  # as ruff says it: checking nothing is no pass
             click.echo("warning: No Python files found under the given path(s)", err=True)
-        cache = None
         if not no_cache:
             from tfmemlint.cache import DIRECTORY_NAME, ResultCache
 
             configured = file_config.get("cache-dir")
             default = os.path.join(file_config.root, configured or DIRECTORY_NAME)
             cache = ResultCache(cache_dir or default)
-        run = runner.Run(items, settings, mode, verbose, jobs or _cpus(), cache)
+            # A check made as the last one was, of files the cache would serve by their stat
+            # alone, prints what that one printed (see `cache`); not on a terminal, whose look
+            # depends on more. Options that are wrong never got a report to replay.
+            if mode == "check" and not (add_noqa or verbose or _to_terminal(output_file)):
+                way = repr((os.getcwd(), sorted(click.get_current_context().params.items())))
+                way += repr(file_config)
+                replayed = cache.replay(way, items)
+                if replayed is not None:
+                    _write(replayed.report, output_file)
+                    sys.exit(replayed.status)
+        from tfmemlint import runner
+        from tfmemlint.report import text as text_report
+
+        run = runner.Run(items, run_settings(), mode, verbose, jobs or _cpus(), cache)
         interactive = sys.stderr.isatty() and not os.environ.get("CI")  # CI logs stay clean
         results = list(text_report.with_progress(run, len(run)) if interactive else run)
 
     if add_noqa:
         sys.exit(_add_noqa(results))
-    with contextlib.ExitStack() as stack:
-        out = report_to
-        if output_file is not None:
-            out = stack.enter_context(open(output_file, "w", encoding="utf-8"))
-        if diff:
-            text_report.write_diff(results, out)
-            text_report.TextReport.diff_summary(results, sys.stderr)
-        elif statistics:
-            text_report.write_statistics(results, out)
-        elif output_format == "text":
-            text = text_report.TextReport(out, color=out.isatty(), show_fixes=show_fixes)
-            text.findings(results)
-            if not quiet and results:
-                text.summary(results, mode)
-        else:
-            report.write(output_format, results, out)
+    from tfmemlint import report
+    from tfmemlint.report import text as text_report
+
+    out = io.StringIO()
+    if diff:
+        text_report.write_diff(results, out)
+        text_report.TextReport.diff_summary(results, sys.stderr)
+    elif statistics:
+        text_report.write_statistics(results, out)
+    elif output_format == "text":
+        color = output_file is None and report_to.isatty()
+        text = text_report.TextReport(out, color=color, show_fixes=show_fixes)
+        text.findings(results)
+        if not quiet and results:
+            text.summary(results, mode)
+    else:
+        report.write(output_format, results, out)
+    _write(out.getvalue(), output_file, report_to)
 
     if verbose and "-" not in paths:
         total_s = time.perf_counter() - started
@@ -263,7 +291,23 @@ def check(
         sys.exit(EXIT_ERROR)
     remaining = sum(len(r.findings) + (r.fixed if diff else 0) for r in results)
     fixed = exit_non_zero_on_fix and any(r.fixed for r in results) and fix
-    sys.exit(EXIT_FINDINGS if (remaining and not exit_zero) or fixed else EXIT_CLEAN)
+    status = EXIT_FINDINGS if (remaining and not exit_zero) or fixed else EXIT_CLEAN
+    if way is not None and cache is not None:
+        cache.record(way, items, out.getvalue(), status)
+    sys.exit(status)
+
+
+def _to_terminal(output_file: str | None) -> bool:
+    return output_file is None and sys.stdout.isatty()
+
+
+def _write(report: str, output_file: str | None, to: IO[str] | None = None) -> None:
+    """The report, to the file named, or else to `to` (standard output)."""
+    if output_file is None:
+        (to or sys.stdout).write(report)
+        return
+    with open(output_file, "w", encoding="utf-8") as out:
+        out.write(report)
 
 
 def _add_noqa(results: list[Any]) -> int:

@@ -14,7 +14,6 @@ import fnmatch
 import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -32,8 +31,7 @@ class Missing(NamedTuple):
     path: str
 
 
-@dataclass(frozen=True)
-class Exclusions:
+class Exclusions(NamedTuple):
     """What folder walks leave out. `patterns` (globs, relative to `root`, or matching a bare
     name) replace the built-in folders when given; `extra` adds to whichever applies."""
 
@@ -44,7 +42,6 @@ class Exclusions:
     # Whether a path named on the command line is left out too, as a walk would leave it
     # (pre-commit names every changed file, excluded ones included).
     force: bool = False
-    _ignored: dict[str, frozenset[str]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def configured(
@@ -81,8 +78,13 @@ class Exclusions:
         name."""
         return self.patterns is None
 
+    @property
+    def skips_files(self) -> bool:
+        """Whether any file a walk finds may be left out by its path (see `skip_file`)."""
+        return self.patterns is not None or bool(self.extra)
+
     def skip_file(self, path: str) -> bool:
-        if self.patterns is None and not self.extra:
+        if not self.skips_files:
             return False
         return self._matches(path, [*(self.patterns or ()), *self.extra])
 
@@ -114,6 +116,7 @@ def _walk(root: str, exclusions: Exclusions) -> list[tuple[str, str, bool]]:
     prefix = "" if root == os.curdir else os.path.join(root, "")
     found: list[tuple[str, str, bool]] = []
     folders = [""]  # relative to root; a stack, so subfolders go on in reverse
+    skip_file = exclusions.skip_file if exclusions.skips_files else None
     while folders:
         folder = folders.pop()
         try:
@@ -124,13 +127,15 @@ def _walk(root: str, exclusions: Exclusions) -> list[tuple[str, str, bool]]:
         files, subfolders = [], []
         for entry in entries:
             name = entry.name
-            relative = folder + name
             try:
                 if entry.is_dir():  # a link to a folder is a folder, but never entered
+                    relative = folder + name
                     if not entry.is_symlink() and not exclusions.skip_dir(prefix + relative, name):
                         subfolders.append(relative + os.sep)
-                elif name.endswith(_SUFFIXES) and not exclusions.skip_file(prefix + relative):
-                    files.append((prefix + relative, relative, entry.is_symlink()))
+                elif name.endswith(_SUFFIXES):
+                    relative = folder + name
+                    if skip_file is None or not skip_file(prefix + relative):
+                        files.append((prefix + relative, relative, entry.is_symlink()))
                 elif name == "pyvenv.cfg" and folder and exclusions.skips_venvs:
                     break
             except OSError:
@@ -227,7 +232,8 @@ def discover(paths: Iterable[str], exclusions: Exclusions | None = None) -> Iter
             walked = _walk(root, exclusions)
             if exclusions.respect_gitignore:
                 ignored = _git_ignored(root, [relative for _, relative, _ in walked])
-                walked = [w for w in walked if w[1] not in ignored]
+                if ignored:
+                    walked = [w for w in walked if w[1] not in ignored]
             # Folders are not followed through links, so a plain file's real path is its
             # path under the real root: one realpath per root instead of one per file.
             real_root = os.path.join(os.path.realpath(root), "")
