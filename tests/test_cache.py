@@ -318,7 +318,75 @@ def test_no_run_is_recorded_for_a_terminal_or_a_just_written_file(tmp_path: Path
             stderr=subprocess.PIPE,
             timeout=300,
         )
+        shown = os.read(primary, 65536)
     finally:
         os.close(primary)
         os.close(secondary)
     assert done.returncode == 1 and not reports(cache)
+    assert b"\x1b[" in shown and b"TFM101" in shown  # in colour, as a terminal shows it
+
+
+def test_a_result_served_but_then_not_read_is_not_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache served a.py, but reading it for the report's excerpt failed, so the run checked
+    it after all and reported TFM901: that run must not be replayed."""
+    from tfmemlint import runner
+
+    root = tree(tmp_path, {"a.py": BARE})
+    settled(root)
+    items, settings = [str(root / "a.py")], Settings.default()
+    first = ResultCache(str(tmp_path / "cache"))
+    list(Run(items, settings, "check", cache=first))
+    first.save()
+
+    def unreadable(path: str) -> bytes:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(runner, "_read", unreadable)
+    second = ResultCache(str(tmp_path / "cache"))
+    [result] = list(Run(items, settings, "check", cache=second))
+    assert [f.code for f in result.findings] == ["TFM901"]
+    second.record("way", items, "a report", 1)
+    assert not reports(tmp_path / "cache")
+    monkeypatch.undo()
+    third = ResultCache(str(tmp_path / "cache"))
+    list(Run(items, settings, "check", cache=third))
+    third.record("way", items, "a report", 1)
+    assert third.replay("way", items) == ("a report", 1)
+
+
+def test_a_damaged_report_is_ignored_and_only_reports_are_pruned(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"a.py": BARE})
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for number in range(20):  # a user's own files, in a folder given as --cache-dir
+        (cache / f"report-{number:02}.txt").write_text("mine\n")
+    settled(root)
+    command = ("--isolated", "--cache-dir", str(cache), str(root))
+    first = run_cli(*command)
+    [recorded] = reports(cache)
+    assert len(list(cache.glob("report-*.txt"))) == 20
+    assert recorded.stat().st_mode & 0o077 == 0  # it quotes the code: its owner's alone
+    stored = marshal.loads(recorded.read_bytes())
+    recorded.write_bytes(marshal.dumps({**stored, "report": b"bytes", "status": "1"}))
+    again = run_cli(*command)
+    assert (again.stdout, again.returncode) == (first.stdout, first.returncode)
+
+
+def test_a_diff_comes_before_its_summary_and_a_bad_option_before_the_walk(
+    tmp_path: Path,
+) -> None:
+    root = tree(tmp_path, {"a.py": BARE})
+    done = subprocess.run(
+        [sys.executable, "-m", "tfmemlint", "--isolated", "--no-cache", "--diff", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+    )
+    assert done.stdout.index("+sess = tf.Session(") < done.stdout.index("Would fix 1 finding")
+    (tmp_path / "empty").mkdir()
+    wrong = run_cli("--isolated", "--select", "BOGUS", str(tmp_path / "empty"))
+    assert wrong.returncode == 2 and "No Python files" not in wrong.stderr
+    assert "BOGUS" in wrong.stderr

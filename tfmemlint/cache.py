@@ -29,6 +29,7 @@ import functools
 import importlib.util
 import marshal
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -53,7 +54,8 @@ DIRECTORY_NAME = ".tfmemlint_cache"
 _RESULTS = "results.marshal"
 _TEMPORARY = ".results-"
 # Reports that a run the same way may replay: one file per way of running, the newest kept.
-_REPORTS = "report-"
+# Only names of this exact form are ever pruned: a user's own files may share the folder.
+_REPORT = re.compile(r"report-[0-9a-f]{32}\.marshal")
 _REPORTS_KEPT = 16
 # A file changed less than this long before it was read may change again within the same mtime
 # tick without its stat showing it: its entry is checked against the content hash.
@@ -189,11 +191,14 @@ class ResultCache:
                 self._changed[key] = [*_stat_key(stat), _trusted(stat, read_ns), *entry[HASH:]]
             from tfmemlint.model import FileResult
 
-            result = FileResult(path, [_finding(f, path) for f in entry[FINDINGS]])
+            return FileResult(path, [_finding(f, path) for f in entry[FINDINGS]])
         except (IndexError, KeyError, TypeError, ValueError):
             return None  # an entry from an older layout, or damaged: check the file again
-        self._confirmed.add(key)
-        return result
+
+    def served(self, path: str) -> None:
+        """The run reports the result `lookup` gave for `path` (and did not check the file
+        after all, say because it could not be read for the report's excerpts)."""
+        self._confirmed.add(self._key(path))
 
     def _unchanged(self, dependency: list[Any]) -> bool:
         key = tuple(dependency)
@@ -237,10 +242,14 @@ class ResultCache:
         """What the last run made `way` (see `record`) printed, if that run checked the same
         `items` and every file among them still has the stat it had then, and every project
         module their results depend on is unchanged: then this run's would be the same."""
+        path = self._report_path(way)
         try:
-            with open(self._report_path(way), "rb") as handle:
+            with open(path, "rb") as handle:
                 stored = marshal.loads(handle.read())
             if stored["tool"] != self.fingerprint or stored["way"] != way:
+                return None
+            report, status = stored["report"], stored["status"]
+            if not isinstance(report, str) or type(status) is not int:
                 return None
             if stored["paths"] != _paths(items):
                 return None
@@ -252,9 +261,11 @@ class ResultCache:
                 return None
             if not all(map(self._unchanged, stored["dependencies"])):
                 return None
-            return Replay(stored["report"], stored["status"])
         except (OSError, EOFError, ValueError, TypeError, KeyError):
             return None  # none yet, gone, damaged, or a file that vanished: run in full
+        with contextlib.suppress(OSError):
+            os.utime(path)  # in use: the last to be pruned
+        return Replay(report, status)
 
     def record(self, way: str, items: Sequence[object], report: str, status: int) -> None:
         """Keep what this run printed, and its exit status, for a later run made the same way
@@ -283,12 +294,13 @@ class ResultCache:
             "status": status,
         }
         with contextlib.suppress(OSError):  # a cache that cannot be written has said so
-            self._replace(os.path.basename(self._report_path(way)), stored)
-            _keep_newest(self.directory, _REPORTS, _REPORTS_KEPT)
+            # Owner only: a report quotes lines of the files, which others may not read.
+            self._replace(os.path.basename(self._report_path(way)), stored, private=True)
+            _keep_newest(self.directory, _REPORT, _REPORTS_KEPT)
 
     def _report_path(self, way: str) -> str:
         digest = blake2b(way.encode(), digest_size=16).hexdigest()
-        return os.path.join(self.directory, f"{_REPORTS}{digest}.marshal")
+        return os.path.join(self.directory, f"report-{digest}.marshal")
 
     def save(self) -> None:
         """Write the changed entries, merged over what is on disk now. A failure is a warning:
@@ -317,17 +329,19 @@ class ResultCache:
         _remove_stale_temporaries(self.directory)
         self._replace(_RESULTS, {"tool": self.fingerprint, "files": entries})
 
-    def _replace(self, name: str, stored: dict[str, Any]) -> None:
-        """Write `stored` as the cache's file `name`, whole or not at all."""
+    def _replace(self, name: str, stored: dict[str, Any], private: bool = False) -> None:
+        """Write `stored` as the cache's file `name`, whole or not at all; `private`: readable
+        by its owner only."""
         from tfmemlint.source import create_temporary
 
         descriptor, temporary = create_temporary(self.directory, _TEMPORARY)
         try:
             with os.fdopen(descriptor, "wb") as out:
                 marshal.dump(stored, out)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temporary, 0o666 & ~umask)  # as any other file, not mkstemp's 0600
+            if not private:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(temporary, 0o666 & ~umask)  # as any other file, not mkstemp's 0600
             os.replace(temporary, os.path.join(self.directory, name))
         except BaseException:
             with contextlib.suppress(OSError):
@@ -340,11 +354,11 @@ def _paths(items: Sequence[object]) -> str:
     return "\0".join(item if isinstance(item, str) else f"\1{item!r}" for item in items)
 
 
-def _keep_newest(directory: str, prefix: str, kept: int) -> None:
-    """Remove all but the `kept` newest files of `directory` whose name starts with `prefix`."""
+def _keep_newest(directory: str, names: re.Pattern[str], kept: int) -> None:
+    """Remove all but the `kept` newest files of `directory` whose whole name `names` matches."""
     found = []
     for name in os.listdir(directory):
-        if name.startswith(prefix):
+        if names.fullmatch(name):
             with contextlib.suppress(OSError):
                 path = os.path.join(directory, name)
                 found.append((os.stat(path).st_mtime_ns, path))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
 import time
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -210,6 +211,10 @@ def check(
         except settings.SettingsError as exc:
             raise click.UsageError(str(exc)) from None
 
+    # Settings that were given may be wrong, and are checked before the walk; the defaults are
+    # built once a run needs them: a replayed run never imports the rule registry.
+    given = policy or select or extend_select or ignore
+    settings = run_settings() if given or _SETTINGS_KEYS & set(file_config.values) else None
     mode: Any = "fix" if fix else "diff" if diff else "check"
     report_to = sys.stdout
     way = cache = None  # how this run was made, when a later one may replay its report
@@ -219,7 +224,7 @@ def check(
 
         if len(paths) > 1:
             raise click.UsageError("`-` (stdin) cannot be combined with other paths")
-        settings = run_settings()
+        settings = settings or run_settings()
         name = stdin_filename or "-"
         source_in = sys.stdin.buffer.read()
         if stdin_filename and exclusions.skip_named(stdin_filename):
@@ -248,7 +253,7 @@ def check(
             cache = ResultCache(cache_dir or default)
             # A check made as the last one was, of files the cache would serve by their stat
             # alone, prints what that one printed (see `cache`); not on a terminal, whose look
-            # depends on more. Options that are wrong never got a report to replay.
+            # depends on more.
             if mode == "check" and not (add_noqa or verbose or _to_terminal(output_file)):
                 way = repr((os.getcwd(), sorted(click.get_current_context().params.items())))
                 way += repr(file_config)
@@ -259,7 +264,7 @@ def check(
         from tfmemlint import runner
         from tfmemlint.report import text as text_report
 
-        run = runner.Run(items, run_settings(), mode, verbose, jobs or _cpus(), cache)
+        run = runner.Run(items, settings or run_settings(), mode, verbose, jobs or _cpus(), cache)
         interactive = sys.stderr.isatty() and not os.environ.get("CI")  # CI logs stay clean
         results = list(text_report.with_progress(run, len(run)) if interactive else run)
 
@@ -268,21 +273,27 @@ def check(
     from tfmemlint import report
     from tfmemlint.report import text as text_report
 
-    out = io.StringIO()
-    if diff:
-        text_report.write_diff(results, out)
-        text_report.TextReport.diff_summary(results, sys.stderr)
-    elif statistics:
-        text_report.write_statistics(results, out)
-    elif output_format == "text":
-        color = output_file is None and report_to.isatty()
-        text = text_report.TextReport(out, color=color, show_fixes=show_fixes)
-        text.findings(results)
-        if not quiet and results:
-            text.summary(results, mode)
-    else:
-        report.write(output_format, results, out)
-    _write(out.getvalue(), output_file, report_to)
+    with contextlib.ExitStack() as stack:
+        out = report_to
+        if output_file is not None:
+            out = stack.enter_context(open(output_file, "w", encoding="utf-8"))
+        # A report to be replayed is kept whole; any other goes straight out as it is made.
+        kept = io.StringIO() if way is not None else None
+        to = kept or out
+        if diff:
+            text_report.write_diff(results, to)
+            text_report.TextReport.diff_summary(results, sys.stderr)
+        elif statistics:
+            text_report.write_statistics(results, to)
+        elif output_format == "text":
+            text = text_report.TextReport(to, color=out.isatty(), show_fixes=show_fixes)
+            text.findings(results)
+            if not quiet and results:
+                text.summary(results, mode)
+        else:
+            report.write(output_format, results, to)
+        if kept is not None:
+            out.write(kept.getvalue())
 
     if verbose and "-" not in paths:
         total_s = time.perf_counter() - started
@@ -292,19 +303,26 @@ def check(
     remaining = sum(len(r.findings) + (r.fixed if diff else 0) for r in results)
     fixed = exit_non_zero_on_fix and any(r.fixed for r in results) and fix
     status = EXIT_FINDINGS if (remaining and not exit_zero) or fixed else EXIT_CLEAN
-    if way is not None and cache is not None:
-        cache.record(way, items, out.getvalue(), status)
+    if kept is not None and cache is not None and way is not None:
+        cache.record(way, items, kept.getvalue(), status)
     sys.exit(status)
 
 
+# The configuration's keys that settings are built from.
+_SETTINGS_KEYS = frozenset({"policy", "select", "extend-select", "ignore", "per-file-ignores"})
+
+
 def _to_terminal(output_file: str | None) -> bool:
-    return output_file is None and sys.stdout.isatty()
-
-
-def _write(report: str, output_file: str | None, to: IO[str] | None = None) -> None:
-    """The report, to the file named, or else to `to` (standard output)."""
+    """Whether the report goes to a terminal, or to something else that is no plain file."""
     if output_file is None:
-        (to or sys.stdout).write(report)
+        return sys.stdout.isatty()
+    return os.path.exists(output_file) and not os.path.isfile(output_file)  # /dev/tty, a FIFO
+
+
+def _write(report: str, output_file: str | None) -> None:
+    """A replayed report, to the file named, or else to standard output."""
+    if output_file is None:
+        sys.stdout.write(report)
         return
     with open(output_file, "w", encoding="utf-8") as out:
         out.write(report)

@@ -105,8 +105,7 @@ def _check_file(
 ) -> FileResult:
     try:
         if raw is None:
-            with open(filename, "rb") as handle:
-                raw = handle.read()
+            raw = _read(filename)
     except OSError as exc:
         message = f"Cannot read file: {exc.strerror or exc}"
         return FileResult(filename, [_diagnostic(filename, READ_ERROR, message)])
@@ -585,6 +584,7 @@ class Run:
                     if cached.findings and not item.endswith(".ipynb"):
                         with contextlib.suppress(SourceError):  # for the report's excerpts
                             cached.text = SourceText.decode(read_once()).text
+                    self.cache.served(item)
                     return cached
             raw = read_once()
         except OSError:
