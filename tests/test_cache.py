@@ -285,15 +285,17 @@ def test_what_changed_since_the_recorded_run_is_never_replayed(tmp_path: Path) -
     assert "new.py:2:" in run_cli(*plain).stdout
 
 
-def test_a_changed_project_module_is_never_replayed(tmp_path: Path) -> None:
-    """The results of the files checked depend on a module outside the folder checked."""
+@pytest.mark.parametrize("checked", ["app", "."])
+def test_a_changed_project_module_is_never_replayed(tmp_path: Path, checked: str) -> None:
+    """The results of the files checked depend on a module outside the folder checked, or on
+    one of the files checked."""
     (tmp_path / "mypkg").mkdir()
     (tmp_path / "mypkg/__init__.py").write_text("")
     (tmp_path / "mypkg/compat.py").write_text("import tensorflow.compat.v1 as tf\n")
     (tmp_path / "app").mkdir()
     (tmp_path / "app/run.py").write_text("from mypkg.compat import tf\nsess = tf.Session()\n")
     settled(tmp_path)
-    command = ("--isolated", "--cache-dir", "cache", "app")
+    command = ("--isolated", "--cache-dir", "cache", checked)
     assert run_cli(*command, cwd=tmp_path).returncode == 1 and reports(tmp_path / "cache")
     (tmp_path / "cache/results.marshal").unlink()
     assert run_cli(*command, cwd=tmp_path).returncode == 1  # replayed: nothing checked again

@@ -295,3 +295,30 @@ def test_server_without_the_lsp_extra_says_how_to_get_it() -> None:
     done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True)
     assert done.returncode == 2
     assert "pip install 'tfmemlint[lsp]'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "named",
+    [
+        ["src"],  # one folder: each of its files once, a link to one of them skipped
+        ["src", "src"],
+        ["src", "src/a.py"],
+        ["src/a.py", "src"],
+        ["src/sub", "src"],
+    ],
+)
+def test_each_file_is_checked_once_however_often_it_is_named(
+    tmp_path: Path, named: list[str]
+) -> None:
+    from tfmemlint.discovery import discover
+
+    (tmp_path / "src/sub").mkdir(parents=True)
+    (tmp_path / "src/a.py").write_text(BARE)
+    (tmp_path / "src/sub/b.py").write_text(BARE)
+    (tmp_path / "src/z.py").symlink_to(tmp_path / "src/a.py")
+    found = list(discover([str(tmp_path / path) for path in named]))
+    real = sorted(os.path.realpath(path) for path in found)
+    assert real == sorted({str(tmp_path / "src/a.py"), str(tmp_path / "src/sub/b.py")})
+    result = run_cli("--isolated", "--no-cache", "--output-format", "json", *named, cwd=tmp_path)
+    assert len(json.loads(result.stdout)) == 2
+    assert list(discover([str(tmp_path / "src/sub")])) == [str(tmp_path / "src/sub/b.py")]

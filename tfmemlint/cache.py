@@ -29,7 +29,6 @@ import functools
 import importlib.util
 import marshal
 import os
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -53,9 +52,9 @@ DIRECTORY_NAME = ".tfmemlint_cache"
 # it (the file records the tool's fingerprint; anything else is discarded).
 _RESULTS = "results.marshal"
 _TEMPORARY = ".results-"
-# Reports that a run the same way may replay: one file per way of running, the newest kept.
-# Only names of this exact form are ever pruned: a user's own files may share the folder.
-_REPORT = re.compile(r"report-[0-9a-f]{32}\.marshal")
+# Reports that a run the same way may replay: one file per way of running, named by a digest
+# of it; the newest are kept.
+_REPORT_PREFIX, _REPORT_SUFFIX, _REPORT_DIGEST = "report-", ".marshal", 16
 _REPORTS_KEPT = 16
 # A file changed less than this long before it was read may change again within the same mtime
 # tick without its stat showing it: its entry is checked against the content hash.
@@ -256,7 +255,8 @@ class ResultCache:
             stats: list[int] = []
             for item in items:
                 if isinstance(item, str):
-                    stats += _stat_key(os.stat(item))
+                    stat = os.stat(item)  # as _stat_key, without a list per file
+                    stats += stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino
             if stored["stats"] != stats:
                 return None
             if not all(map(self._unchanged, stored["dependencies"])):
@@ -273,6 +273,7 @@ class ResultCache:
         provided the cache would serve each of `items` from its stat alone: every file's
         entry was served or stored by this run, and was read well after its last change."""
         stats: list[int] = []
+        checked: dict[str, list[int]] = {}
         dependencies: dict[tuple[Any, ...], list[Any]] = {}
         for item in items:
             if not isinstance(item, str):  # a path that is not there
@@ -282,25 +283,29 @@ class ResultCache:
             if key not in self._confirmed or not entry or not entry[TRUSTED]:
                 return
             stats += entry[STAT]
+            checked[key] = entry[STAT]
             for dependency in entry[DEPENDENCIES] if len(entry) > DEPENDENCIES else ():
                 dependencies[tuple(dependency)] = dependency
+        # A module that is itself one of the files, trusted at the same stat, is checked with
+        # them: both reads saw the bytes that stat stands for.
+        kept = [d for d in dependencies.values() if not _checked_with_the_files(d, checked)]
         stored = {
             "tool": self.fingerprint,
             "way": way,
             "paths": _paths(items),
             "stats": stats,
-            "dependencies": list(dependencies.values()),
+            "dependencies": kept,
             "report": report,
             "status": status,
         }
         with contextlib.suppress(OSError):  # a cache that cannot be written has said so
             # Owner only: a report quotes lines of the files, which others may not read.
             self._replace(os.path.basename(self._report_path(way)), stored, private=True)
-            _keep_newest(self.directory, _REPORT, _REPORTS_KEPT)
+            _keep_newest(self.directory, _REPORTS_KEPT)
 
     def _report_path(self, way: str) -> str:
-        digest = blake2b(way.encode(), digest_size=16).hexdigest()
-        return os.path.join(self.directory, f"report-{digest}.marshal")
+        digest = blake2b(way.encode(), digest_size=_REPORT_DIGEST).hexdigest()
+        return os.path.join(self.directory, f"{_REPORT_PREFIX}{digest}{_REPORT_SUFFIX}")
 
     def save(self) -> None:
         """Write the changed entries, merged over what is on disk now. A failure is a warning:
@@ -351,14 +356,31 @@ class ResultCache:
 
 def _paths(items: Sequence[object]) -> str:
     """The paths a run checked, in order, as one string: a path that is not there is marked."""
-    return "\0".join(item if isinstance(item, str) else f"\1{item!r}" for item in items)
+    try:
+        return "\0".join(items)  # type: ignore[arg-type]  # the usual case: all are paths
+    except TypeError:
+        return "\0".join(item if isinstance(item, str) else f"\1{item!r}" for item in items)
 
 
-def _keep_newest(directory: str, names: re.Pattern[str], kept: int) -> None:
-    """Remove all but the `kept` newest files of `directory` whose whole name `names` matches."""
+def _checked_with_the_files(dependency: list[Any], checked: dict[str, list[int]]) -> bool:
+    """Whether a project module is one of the files a run checked, and was trusted at the
+    stat that file's entry has: then comparing the files' stats compares it too."""
+    path, *stat, trusted, digest = dependency
+    return bool(digest) and bool(trusted) and checked.get(path) == stat
+
+
+def _keep_newest(directory: str, kept: int) -> None:
+    """Remove all but the `kept` newest reports of `directory`. Only names that `_report_path`
+    makes are touched: a user's own files may share the folder."""
     found = []
     for name in os.listdir(directory):
-        if names.fullmatch(name):
+        digest = name[len(_REPORT_PREFIX) : -len(_REPORT_SUFFIX)]
+        if (
+            name.startswith(_REPORT_PREFIX)
+            and name.endswith(_REPORT_SUFFIX)
+            and len(digest) == _REPORT_DIGEST * 2
+            and all(character in "0123456789abcdef" for character in digest)
+        ):
             with contextlib.suppress(OSError):
                 path = os.path.join(directory, name)
                 found.append((os.stat(path).st_mtime_ns, path))

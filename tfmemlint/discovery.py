@@ -224,16 +224,22 @@ def discover(paths: Iterable[str], exclusions: Exclusions | None = None) -> Iter
     Folders are walked with the exclusions; a file named explicitly is always checked."""
     exclusions = exclusions or Exclusions()
     seen: set[str] = set()
-    for path in paths:
+    paths = list(paths)
+    for index, path in enumerate(paths):
         if exclusions.skip_named(path):
             continue
         if os.path.isdir(path):
             root = os.path.normpath(path)
             walked = _walk(root, exclusions)
-            if exclusions.respect_gitignore:
+            if exclusions.respect_gitignore and _in_a_repository(root):
                 ignored = _git_ignored(root, [relative for _, relative, _ in walked])
                 if ignored:
                     walked = [w for w in walked if w[1] not in ignored]
+            if not seen and index == len(paths) - 1 and not any(w[2] for w in walked):
+                # The only folder, without links: its files are all distinct, and no path
+                # follows that could name one again.
+                yield from (found for found, _, _ in walked)
+                continue
             # Folders are not followed through links, so a plain file's real path is its
             # path under the real root: one realpath per root instead of one per file.
             real_root = os.path.join(os.path.realpath(root), "")
