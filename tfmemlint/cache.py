@@ -195,8 +195,9 @@ class ResultCache:
             return None  # an entry from an older layout, or damaged: check the file again
 
     def served(self, path: str) -> None:
-        """The run reports the result `lookup` gave for `path` (and did not check the file
-        after all, say because it could not be read for the report's excerpts)."""
+        """Say that the run reports the result `lookup` gave for `path`. A run that checks the
+        file after all (its excerpt could not be read) does not say so: only what a run
+        reported may be replayed."""
         self._confirmed.add(self._key(path))
 
     def _unchanged(self, dependency: list[Any]) -> bool:

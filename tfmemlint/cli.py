@@ -262,11 +262,14 @@ def check(
                     _write(replayed.report, output_file)
                     sys.exit(replayed.status)
         from tfmemlint import runner
-        from tfmemlint.report import text as text_report
 
         run = runner.Run(items, settings or run_settings(), mode, verbose, jobs or _cpus(), cache)
-        interactive = sys.stderr.isatty() and not os.environ.get("CI")  # CI logs stay clean
-        results = list(text_report.with_progress(run, len(run)) if interactive else run)
+        if sys.stderr.isatty() and not os.environ.get("CI"):  # CI logs stay clean
+            from tfmemlint.report.text import with_progress
+
+            results = list(with_progress(run, len(run)))
+        else:
+            results = list(run)
 
     if add_noqa:
         sys.exit(_add_noqa(results))
