@@ -7,7 +7,8 @@ import io
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -259,7 +260,8 @@ def check(
                 way += repr(file_config)
                 replayed = cache.replay(way, items)
                 if replayed is not None:
-                    _write(replayed.report, output_file)
+                    with _destination(output_file, sys.stdout) as out:
+                        out.write(replayed.report)
                     sys.exit(replayed.status)
         from tfmemlint import runner
 
@@ -276,10 +278,7 @@ def check(
     from tfmemlint import report
     from tfmemlint.report import text as text_report
 
-    with contextlib.ExitStack() as stack:
-        out = report_to
-        if output_file is not None:
-            out = stack.enter_context(open(output_file, "w", encoding="utf-8"))
+    with _destination(output_file, report_to) as out:
         # A report to be replayed is kept whole; any other goes straight out as it is made.
         kept = io.StringIO() if way is not None else None
         to = kept or out
@@ -322,13 +321,14 @@ def _to_terminal(output_file: str | None) -> bool:
     return os.path.exists(output_file) and not os.path.isfile(output_file)  # /dev/tty, a FIFO
 
 
-def _write(report: str, output_file: str | None) -> None:
-    """A replayed report, to the file named, or else to standard output."""
+@contextlib.contextmanager
+def _destination(output_file: str | None, default: IO[str]) -> Iterator[IO[str]]:
+    """Where the report goes: the file named, or else `default`."""
     if output_file is None:
-        sys.stdout.write(report)
+        yield default
         return
     with open(output_file, "w", encoding="utf-8") as out:
-        out.write(report)
+        yield out
 
 
 def _add_noqa(results: list[Any]) -> int:

@@ -150,8 +150,8 @@ _NAME = operator.attrgetter("name")
 _SUFFIXES = (".py", ".ipynb")
 
 
-def _git_ignored(root: str, files: list[str]) -> set[str]:
-    """The files among `files` (relative to `root`) that git ignores in the repository holding
+def _git_ignored(root: str, relatives: Iterable[str]) -> set[str]:
+    """The files among `relatives` (relative to `root`) that git ignores in the repository holding
     `root`, by its rules for what lies below `root`; none when there is no git or no repository.
 
     `root` was named on the command line, so a pattern that ignores it (or a folder above it)
@@ -159,7 +159,10 @@ def _git_ignored(root: str, files: list[str]) -> set[str]:
     pass by checking nothing. Unless the pattern matches the file by its own name as well (`*`,
     `*.gen.py`): then the file is ignored in its own right, as ruff would have it. A file that
     another pattern also ignores is checked, since git names only the one pattern."""
-    if not files or not _in_a_repository(root):
+    if not _in_a_repository(root):
+        return set()  # before listing the files: most walks are of no repository
+    files = list(relatives)
+    if not files:
         return set()
     import subprocess  # here: a run on named files never needs it
 
@@ -231,8 +234,8 @@ def discover(paths: Iterable[str], exclusions: Exclusions | None = None) -> Iter
         if os.path.isdir(path):
             root = os.path.normpath(path)
             walked = _walk(root, exclusions)
-            if exclusions.respect_gitignore and _in_a_repository(root):
-                ignored = _git_ignored(root, [relative for _, relative, _ in walked])
+            if exclusions.respect_gitignore:
+                ignored = _git_ignored(root, (relative for _, relative, _ in walked))
                 if ignored:
                     walked = [w for w in walked if w[1] not in ignored]
             if not seen and index == len(paths) - 1 and not any(w[2] for w in walked):

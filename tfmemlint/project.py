@@ -70,6 +70,13 @@ def imported_names(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str
             yield alias.asname or alias.name, member(module, alias.name)
 
 
+def star_import(node: ast.stmt) -> str | None:
+    """The module a `from m import *` takes every public name of; None for any other statement."""
+    if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+        return from_module(node)
+    return None
+
+
 def is_tensorflow(qualified: str) -> bool:
     return qualified.partition(".")[0] in TENSORFLOW_ROOTS
 
@@ -888,10 +895,9 @@ def _collect(body: list[ast.stmt], summary: _Summary) -> None:
     `with`, loops) bind there too."""
     for statement in body:
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            if isinstance(statement, ast.ImportFrom) and any(
-                a.name == "*" for a in statement.names
-            ):
-                summary.stars.append(from_module(statement))
+            star = star_import(statement)
+            if star is not None:
+                summary.stars.append(star)
             for name, qualified in imported_names(statement):
                 _bind(summary, name, qualified)
         elif isinstance(statement, (ast.Assign, ast.AnnAssign)):

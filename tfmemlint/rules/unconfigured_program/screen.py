@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from tfmemlint.project import dotted, imported_names
+from tfmemlint.project import dotted, imported_names, star_import
 from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
 from tfmemlint.source import LineIndex, SourceError, SourceText
 
@@ -256,8 +256,7 @@ class _Spellings:
         self._known: dict[tuple[str, int], set[str] | None] = {}
         for node in nodes:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-                    self.star = True
+                self.star = self.star or star_import(node) is not None
                 for name, qualified in imported_names(node):
                     self.imports.setdefault(name, set()).add(qualified)
             elif isinstance(node, ast.Assign) and len(node.targets) == 1:
