@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tfmemlint import runner
+from tfmemlint import runner, safety
 from tfmemlint.settings import Settings
 
 BEFORE = "import tensorflow.compat.v1 as tf\n" + "x = [1, 2, 3]\n" * 40 + "sess = tf.Session()\n"
@@ -205,3 +205,11 @@ def test_an_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.Monk
     result = runner.check_file(str(path), Settings.default(), "fix")
     [finding] = result.findings
     assert (finding.code, finding.message) == ("TFM901", "Cannot read file: Permission denied")
+
+
+def test_a_change_deep_in_a_long_elif_chain_is_still_caught() -> None:
+    """The comparison goes as deep as CPython's own parse: giving up would accept the fix."""
+    chain = "".join(f"elif x == {i}:\n    y = 1\n" for i in range(180))
+    original = f"if x:\n    pass\n{chain}"
+    with pytest.raises(safety.UnsafeFixError):
+        safety.check(original, original[: original.rindex("y = 1")] + "y = 2\n")

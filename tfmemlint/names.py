@@ -13,7 +13,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import libcst as cst
 
@@ -276,7 +276,9 @@ def walk(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         for name in reversed(_child_fields(type(node))):
             value = getattr(node, name)
             if type(value) is tuple or type(value) is list:
-                pending.extend((c, False) for c in reversed(value) if type(c) not in _UNWALKED)
+                for child in reversed(value):
+                    if type(child) not in _UNWALKED:
+                        pending.append((child, False))
             elif type(value) not in _UNWALKED:
                 pending.append((value, False))
 
@@ -331,6 +333,27 @@ def _kind_of(node_type: type) -> tuple[bool, bool]:
     return block, statement
 
 
+class _Plan(NamedTuple):
+    """What ModuleNames does on a node class, looked up once per node (see `_plan`)."""
+
+    block: bool
+    statement: bool
+    visit: Callable[..., object] | None
+    leave: Callable[..., object] | None
+
+
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan(node_type: type) -> _Plan:
+    plan = _PLANS[node_type] = _Plan(
+        *_kind_of(node_type),
+        _handler(ModuleNames, "visit_", node_type),
+        _handler(ModuleNames, "leave_", node_type),
+    )
+    return plan
+
+
 class ModuleNames(cst.CSTVisitor):
     """The module's scopes, bindings and call sites, collected in one pass."""
 
@@ -349,6 +372,9 @@ class ModuleNames(cst.CSTVisitor):
         self._module = module
         self._references: dict[str, list[Reference]] | None = None
         self._call_sites: dict[cst.Call, CallSite] | None = None
+        # api_of's answers: every rule family asks it of every call. The tree never changes,
+        # and the project's answers are pinned per file (FileResolver keeps the first).
+        self._apis: dict[tuple[int, int, int], str | None] = {}
         self._scope = self.module_scope
         self._order = 0
         self._ancestry = Ancestry(module, None)
@@ -358,21 +384,20 @@ class ModuleNames(cst.CSTVisitor):
     # -- bookkeeping -------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
         self._order += 1
-        block, statement = _kind_of(type(node))
-        if block:
+        plan = _PLANS.get(type(node)) or _plan(type(node))
+        if plan.block:
             self._ancestry = Ancestry(node, self._ancestry)
-        if statement:
+        if plan.statement:
             self._statement = node
-        handler = _handler(type(self), "visit_", type(node))
-        if handler is not None:
-            handler(self, node)  # none of ModuleNames' visit_ methods prunes the walk
+        if plan.visit is not None:
+            plan.visit(self, node)  # none of ModuleNames' visit_ methods prunes the walk
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        handler = _handler(type(self), "leave_", type(original_node))
-        if handler is not None:
-            handler(self, original_node)
-        if _kind_of(type(original_node))[0]:
+        plan = _PLANS[type(original_node)]  # made when the node was visited
+        if plan.leave is not None:
+            plan.leave(self, original_node)
+        if plan.block:
             assert self._ancestry.parent is not None
             self._ancestry = self._ancestry.parent
 
@@ -729,11 +754,13 @@ class ModuleNames(cst.CSTVisitor):
 
     def api_of(self, expr: cst.BaseExpression, scope: Scope, order: int) -> str | None:
         """The TF API ('Session', 'ConfigProto', ...) `expr` names, if every binding agrees."""
+        key = (id(expr), id(scope), order)  # both live as long as this table
+        if key in self._apis:
+            return self._apis[key]
         names = self.qualified_names(expr, scope, order)
-        if not names:
-            return None
-        apis = {canonical_api(name) for name in names}
-        return apis.pop() if len(apis) == 1 else None
+        apis = {canonical_api(name) for name in names or ()}
+        api = self._apis[key] = apis.pop() if len(apis) == 1 else None
+        return api
 
     def namespaces_of(self, expr: cst.BaseExpression, scope: Scope, order: int) -> set[str]:
         """The known TF namespaces `expr` may name; empty if any binding is something else."""

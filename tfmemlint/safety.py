@@ -17,6 +17,7 @@ statement must still be there, once, and unchanged.
 from __future__ import annotations
 
 import ast
+import functools
 from collections import Counter
 
 from tfmemlint.source import LineIndex, parse_python
@@ -62,54 +63,81 @@ def _added_by_a_fix(statement: ast.stmt, growth_calls: bool) -> bool:
     )
 
 
-class _Normalizer(ast.NodeTransformer):
+class _Normalizer:
+    """Sets aside, in place, what a fix may add (see the module's docstring). A block loses
+    such statements before its contents are visited: a growth loop goes whole."""
+
     def __init__(self, *texts: str) -> None:
         # Words neither text holds need no search through every statement's subtree.
         self.growth_calls = any("set_memory_growth" in text for text in texts)
         self.force_growth = any(_FORCE_GROWTH in text for text in texts)
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        node.keywords = [k for k in node.keywords if k.arg not in FIX_KEYWORDS]
-        if any(isinstance(a, ast.Constant) and a.value == _FORCE_GROWTH for a in node.args):
-            node.args = [a for a in node.args if not isinstance(a, ast.Constant)]
-        return node
-
-    def visit_Assign(self, node: ast.Assign) -> ast.AST:
-        self.generic_visit(node)
-        if self.force_growth and any(_mentions(t, _FORCE_GROWTH) for t in node.targets):
-            node.value = ast.Constant(None)
-        return node
-
-    def visit_Dict(self, node: ast.Dict) -> ast.AST:
-        self.generic_visit(node)
-        node.values = [
-            ast.Constant(None)
-            if isinstance(key, ast.Constant) and key.value == _FORCE_GROWTH
-            else value
-            for key, value in zip(node.keys, node.values, strict=True)
-        ]
-        return node
-
-    def generic_visit(self, node: ast.AST) -> ast.AST:
-        blocks = _blocks(node)
-        for name in blocks:  # before descending: a growth loop is set aside whole
+    def visit(self, node: ast.AST) -> ast.AST:
+        for name in _blocks(node):
             kept = [s for s in getattr(node, name) if not _added_by_a_fix(s, self.growth_calls)]
             # An emptied block (`if gpus:` around a growth call) keeps one placeholder; a
             # module needs none (its unchanged statements are set aside before this).
             placeholder = [] if isinstance(node, ast.Module) else [ast.Pass()]
             setattr(node, name, kept or placeholder)
-        return super().generic_visit(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+        if isinstance(node, ast.Call):
+            node.keywords = [k for k in node.keywords if k.arg not in FIX_KEYWORDS]
+            if any(isinstance(a, ast.Constant) and a.value == _FORCE_GROWTH for a in node.args):
+                node.args = [a for a in node.args if not isinstance(a, ast.Constant)]
+        elif isinstance(node, ast.Assign):
+            if self.force_growth and any(_mentions(t, _FORCE_GROWTH) for t in node.targets):
+                node.value = ast.Constant(None)
+        elif isinstance(node, ast.Dict):
+            node.values = [
+                ast.Constant(None)
+                if isinstance(key, ast.Constant) and key.value == _FORCE_GROWTH
+                else value
+                for key, value in zip(node.keys, node.values, strict=True)
+            ]
+        return node
 
 
 def _blocks(node: ast.AST) -> list[str]:
     return [
         name
-        for name in _BLOCK_FIELDS
+        for name in _block_fields(type(node))
         if isinstance(getattr(node, name, None), list)
         and getattr(node, name)
         and isinstance(getattr(node, name)[0], ast.stmt)
     ]
+
+
+@functools.cache
+def _block_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    return tuple(name for name in _BLOCK_FIELDS if name in kind._fields)
+
+
+def _same(a: object, b: object) -> bool:
+    """Whether two syntax trees are equal as their `ast.dump`s would be (positions aside), for
+    a fraction of the cost: constants from source code are equal by type and value exactly
+    when their reprs are. Iterative, so that no depth is too deep to compare."""
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, ast.AST):
+            pending.extend((getattr(x, f, None), getattr(y, f, None)) for f in x._fields)
+        elif isinstance(x, list):
+            assert isinstance(y, list)
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        elif x != y:
+            return False
+    return True
 
 
 def _sort_blocks(tree: ast.AST) -> ast.AST:
@@ -179,7 +207,7 @@ def check(original: str, fixed: str) -> bool:
     try:
         normalizer = _Normalizer(original, fixed)
         before, after = normalizer.visit(before), normalizer.visit(after)
-        if ast.dump(before) == ast.dump(after):
+        if _same(before, after):
             return True  # the usual case: no fix moved a statement
         if ast.dump(_sort_blocks(before)) == ast.dump(_sort_blocks(after)):
             return True
