@@ -11,6 +11,8 @@ import threading
 
 import libcst as cst
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.test_walk import SOURCES
 from tfmemlint import engine
@@ -105,3 +107,192 @@ def test_parses_in_threads_leave_the_check_on() -> None:
         thread.join()
     with pytest.raises(cst.CSTValidationError):
         cst.Name("not a name")
+
+
+# -- the fixed text's tree, from the tree before and a parse of what changed --------------------
+
+
+def _context_before(text: str) -> engine.FileContext:
+    context = engine.FileContext("a.py", text, engine.parse(text), Settings.default().policy)
+    assert context.statement_extents() is None  # positions are worked out only on demand
+    context.span(context.module)  # as a rule does for a finding
+    return context
+
+
+def _reparsed_as_a_whole(before: str, after: str) -> bool:
+    """Whether `_reparse` built a tree for `after`, which must then be libcst's own."""
+    tree = engine._reparse(_context_before(before), after)
+    if tree is None:
+        return False
+    whole = cst.parse_module(after)
+    assert tree.deep_equals(whole), (before, after)
+    return True
+
+
+FUNCTION = (
+    "# a module\nimport tensorflow as tf\n\n\ndef train(steps):\n    x = 1  # why\n"
+    "    sess = tf.Session(\n        target='')\n    return sess\n\n\n# the end\n"
+)
+GROWTH = "config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
+
+# (before, after): what fixes do, and what they never do but a tree must survive.
+CHANGES = [
+    # one line inside a block: parsed again alone
+    (FUNCTION, FUNCTION.replace("target=''", f"target='', {GROWTH}")),
+    (FUNCTION, FUNCTION.replace("    x = 1", "    x = 1; y = 2")),
+    (
+        FUNCTION.replace("    ", "\t"),
+        FUNCTION.replace("    ", "\t").replace("(\n", f"({GROWTH},\n"),
+    ),
+    (
+        FUNCTION.replace("    ", "  "),
+        FUNCTION.replace("    ", "  ").replace("x = 1", "x = (1 +\n 2)"),
+    ),
+    (FUNCTION.replace("\n", "\r\n"), FUNCTION.replace("\n", "\r\n").replace("x = 1", "x = 2")),
+    (
+        "class A:\n    def f(self):\n        s = tf.Session()\n",
+        f"class A:\n    def f(self):\n        s = tf.Session({GROWTH})\n",
+    ),
+    # top-level statements parsed again
+    ("import tf\nsess = tf.Session()\nx = 1\n", f"import tf\nsess = tf.Session({GROWTH})\nx = 1\n"),
+    (
+        "import tf\nwith tf.Session() as s:\n  s.run()\n",
+        f"import tf\nwith tf.Session({GROWTH}) as s:\n  s.run()\n",
+    ),
+    (
+        "import tf\ndef f():\n  pass\nwith g():\n    pass\n",
+        "import tf\ndef f():\n  pass\nwith g(1):\n    pass\n",
+    ),
+    ("import tf\nx = 1\n", "import tf\nc = 1\nc.g = True\nx = 1\n"),
+    ("import tf\nx = 1\n# c\n\ny = 2\n", "import tf\nx = 1\n# c\n\ny = 3\nz = 4\n"),
+    ("import tf\nx = 1\ny = 2", "import tf\nx = 2\ny = 2"),
+    ("import tf\nif a:\n    b\n    # c\nx = 1\n", "import tf\nif a:\n    b(1)\n    # c\nx = 1\n"),
+    ("import tf\n\nx = 1\n    # c\ny = 2\n", "import tf\n\nx = 2\n    # c\ny = 2\n"),
+    # a change that the parse alone would read otherwise, or that does not parse
+    ("import tf\nx = 1\ny = 2\n", "import tf\nx = 1\ny = 2\n  # z\n"),
+    ("import tf\nx = 1\ny = 2\n", "import tf\nx = '''1\ny = 2\n"),
+    ("import tf\ndef f():\n    x = 1\ny = 2\n", "import tf\ndef f():\n    x = (1\ny = 2\n"),
+    ("import tf\ndef f():\n    x = 1\ny = 2\n", "import tf\ndef f():\n    x = 1\\\ny = 2\n"),
+    ("import tf\ndef f():\n    x = 1\n    y = 2\n", "import tf\ndef f():\n    x = 1\n  y = 2\n"),
+    ("# h\nx = 1\ny = 2\n", "# h\nx = 3\ny = 2\n"),
+    # comment lines a block above them takes, once the change is made
+    ("import tf\nif a:\n    b\n\n# c\nx = 1\n", "import tf\nif a:\n    b\n\n    # c\nx = 1\n"),
+    (
+        "import tf\ndef f():\n    pass\n# a\nx = 1\n    # b\ny = 2\n",
+        "import tf\ndef f():\n    pass\n# a\n    # b\ny = 2\n",
+    ),
+    (
+        "import tf\nx = 1\ny = 2\n    # c\nz = 3\n",
+        "import tf\nx = 1\nif y:\n    w\n    # c\nz = 3\n",
+    ),
+    (
+        'import tensorflow as tf\ngpus = tf.config.list_physical_devices("GPU")\n'
+        "tf.config.experimental.set_memory_growth(gpus[0], True)\n    \nx = 1\n",
+        'import tensorflow as tf\ngpus = tf.config.list_physical_devices("GPU")\n'
+        "for gpu in gpus:\n    tf.config.experimental.set_memory_growth(gpu, True)\n    \nx = 1\n",
+    ),
+    # blocks that only a clause opens, or a `match`
+    (
+        "def f():\n  pass\nx = 1\ny = 2\n",
+        "def f():\n  pass\nx = 1\nif x: pass\nelse:\n    z\ny = 2\n",
+    ),
+    (
+        "def f():\n  pass\nx = 1\ny = 2\n",
+        "def f():\n  pass\nx = 1\ntry: pass\nexcept:\n    z\ny = 2\n",
+    ),
+    (
+        "import tf\nx = 1\nmatch x:\n    case 1:\n        pass\ny = 2\ndef f():\n  pass\n",
+        "import tf\nx = 1\nz = 1\ny = 2\ndef f():\n  pass\n",
+    ),
+    ("x = 1\ndef f():\n  pass\n", "x = 1\ndef f():\n    pass\n"),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), CHANGES)
+def test_the_fixed_texts_tree_is_libcsts_own(before: str, after: str) -> None:
+    try:
+        cst.parse_module(after)
+    except cst.ParserSyntaxError:
+        assert engine._reparse(_context_before(before), after) is None
+        return
+    _reparsed_as_a_whole(before, after)
+
+
+def test_only_what_changed_is_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[str] = []
+    real_parse = engine.parse
+
+    def spy(text: str) -> cst.Module:
+        parsed.append(text)
+        return real_parse(text)
+
+    monkeypatch.setattr(engine, "parse", spy)
+    fixed = FUNCTION.replace("target=''", f"target='', {GROWTH}")
+    assert _reparsed_as_a_whole(FUNCTION, fixed)
+    assert parsed[-1] == f"if 1:\n    sess = tf.Session(\n        target='', {GROWTH})\n"
+    top_level = "import tf\ndef f():\n  pass\nsess = tf.Session()\nx = 1\n"
+    assert _reparsed_as_a_whole(top_level, top_level.replace("Session()", f"Session({GROWTH})"))
+    assert parsed[-1] == f"pass\nsess = tf.Session({GROWTH})\n"
+
+
+def test_a_fix_of_every_fixture_builds_libcsts_own_trees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every fix round on the golden fixtures: the tree the next round lints is the one a
+    whole parse gives."""
+    from tests.conftest import ROOT
+
+    built: list[bool] = []
+    real_reparse = engine._reparse
+
+    def compared(before: engine.FileContext, text: str) -> cst.Module | None:
+        tree = real_reparse(before, text)
+        if tree is not None:
+            assert tree.deep_equals(cst.parse_module(text)), before.filename
+        built.append(tree is not None)
+        return tree
+
+    monkeypatch.setattr(engine, "_reparse", compared)
+    default = Settings.default()
+    for path in sorted((ROOT / "fixtures" / "before").glob("*.py")):
+        with contextlib.suppress(engine.UnfaithfulParseError, UnicodeDecodeError):
+            engine.fix_text(str(path), path.read_text(encoding="utf-8"), default)
+    assert sum(built) > 20 and sum(built) > 0.9 * len(built)
+
+
+SNIPPETS = [
+    "",
+    "x",
+    " ",
+    "\n",
+    "\n    ",
+    "\n  y = 2",
+    "(",
+    ")",
+    "'''",
+    "\\\n",
+    "# c",
+    ", a=1",
+    ":",
+    "\t",
+    ";",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_any_change_gives_libcsts_own_tree_or_none(data: st.DataObject) -> None:
+    """Whatever the change, the tree is the one a whole parse gives, or there is none."""
+    before = data.draw(st.sampled_from([FUNCTION, *(after for _, after in CHANGES[:14])]))
+    start = data.draw(st.integers(0, len(before)))
+    end = data.draw(st.integers(start, min(len(before), start + 3)))
+    after = before[:start] + data.draw(st.sampled_from(SNIPPETS)) + before[end:]
+    try:
+        cst.parse_module(before)
+    except cst.ParserSyntaxError:
+        return
+    try:
+        cst.parse_module(after)
+    except cst.ParserSyntaxError:
+        assert engine._reparse(_context_before(before), after) is None
+        return
+    if after != before:
+        _reparsed_as_a_whole(before, after)

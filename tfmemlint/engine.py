@@ -6,6 +6,7 @@ the way to it.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import gc
@@ -13,9 +14,9 @@ import importlib
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
-from typing import ParamSpec, TypeVar
+from typing import NamedTuple, ParamSpec, TypeVar
 
 import libcst as cst
 
@@ -33,6 +34,7 @@ from tfmemlint.source import LineIndex, parse_python
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 # Re-linting after a round of fixes picks up fixes that overlapped; a second pass usually settles.
 MAX_FIX_ROUNDS = 10
@@ -65,10 +67,10 @@ class FileContext:
         self.cache: dict[str, object] = {}
 
     @cached_property
-    def _spans(self) -> dict[cst.CSTNode, positions.Span]:
+    def _positions(self) -> positions.Positions:
         # Computed only once a rule needs a position.
-        spans, code = positions.spans(self.module)
-        if code.rstrip("\r\n") != self.text.rstrip("\r\n"):
+        measured = positions.measure(self.module)
+        if measured.code.rstrip("\r\n") != self.text.rstrip("\r\n"):
             # libcst drops a few rare spellings (a line holding only a `\` continuation):
             # positions would then point at the wrong bytes, and so would any fix. (A final
             # lone CR it also drops moves nothing.)
@@ -76,7 +78,13 @@ class FileContext:
                 "libcst does not reproduce this file byte for byte (a line that holds only a "
                 "backslash continuation?), so no position or fix would be right"
             )
-        return spans
+        return measured
+
+    def statement_extents(self) -> list[positions.Span] | None:
+        """Where each top-level statement lies (see `positions.Positions`), if the positions
+        were worked out for a rule already; None otherwise."""
+        measured = self.__dict__.get("_positions")
+        return measured.statements if measured is not None else None
 
     def other_module(self, path: str) -> FileContext | None:
         """Another module of the project, parsed, for a rule that follows a call into it (a
@@ -110,7 +118,7 @@ class FileContext:
 
     def span(self, node: cst.CSTNode) -> positions.Span:
         """The node's (start, end) offsets in the text."""
-        return self._spans[node]
+        return self._positions.spans[node]
 
     def code(self, node: cst.CSTNode) -> str:
         start, end = self.span(node)
@@ -207,7 +215,7 @@ def lint_text(
     Raises libcst.ParserSyntaxError for text that cannot be recovered.
     """
     masked = _mask(text).text
-    return _lint_masked(filename, masked, settings, layout, recover_first, project)[0]
+    return _lint_masked(filename, masked, settings, layout, recover_first, project).findings
 
 
 def _mask(text: str) -> masking.Masked:
@@ -235,6 +243,13 @@ def _triggers_in_any_case() -> re.Pattern[str]:
     return re.compile(any_trigger().pattern, re.IGNORECASE)
 
 
+class _Linted(NamedTuple):
+    findings: list[Finding]
+    recovered: Recovery | None  # the recovery the text needed, if any
+    context: FileContext
+    parsed: bool  # whether the context's tree is libcst's parse of the whole text, as it is
+
+
 def _lint_masked(
     filename: str,
     text: str,
@@ -242,13 +257,16 @@ def _lint_masked(
     layout: Layout,
     recover_first: bool = False,
     project: FileResolver | None = None,
-) -> tuple[list[Finding], Recovery | None]:
-    """Findings for a text already masked: same offsets, rows and columns as the original; and
-    the recovery it needed, if any."""
+    tree: cst.Module | None = None,
+) -> _Linted:
+    """Findings for a text already masked: same offsets, rows and columns as the original.
+    `tree`: libcst's parse of the text, where the caller has it."""
     recovered: Recovery | None = None
     found = _recover(text, layout) if recover_first else None
     if found is not None:
         recovered, module = found
+    elif tree is not None:
+        module = tree
     else:
         try:
             module = parse(text)
@@ -291,7 +309,8 @@ def _lint_masked(
         if PYTHON2_SYNTAX.code in settings.selected:
             findings.append(_python2_finding(context))
     findings = suppression.unsuppressed(findings, lines)
-    return sorted(findings, key=lambda f: (f.location, f.code)), recovered
+    ordered = sorted(findings, key=lambda f: (f.location, f.code))
+    return _Linted(ordered, recovered, context, found is None and not unproven)
 
 
 def _python2_finding(ctx: FileContext) -> Finding:
@@ -484,7 +503,8 @@ def _fix_masked(
 ) -> tuple[str, int, list[Finding]]:
     fixed_count = 0
     current = text
-    findings, recovered = _lint_masked(filename, current, settings, layout, recover_first, project)
+    linted = _lint_masked(filename, current, settings, layout, recover_first, project)
+    findings, recovered = linted.findings, linted.recovered
     found_first = findings
     fixed_recovered = recovered
     for _ in range(MAX_FIX_ROUNDS):
@@ -492,11 +512,13 @@ def _fix_masked(
         if not applied:
             break
         fixed_count += applied
+        tree = _reparse(linted.context, new_text) if linted.parsed else None
         current = new_text
         try:  # a fix can bring a finding of its own (TFM401 on a later session): look again
-            findings, fixed_recovered = _lint_masked(
-                filename, current, settings, layout, recovered is not None, project
+            linted = _lint_masked(
+                filename, current, settings, layout, recovered is not None, project, tree
             )
+            findings, fixed_recovered = linted.findings, linted.recovered
         except cst.ParserSyntaxError as exc:
             raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None
     if current != text:
@@ -510,6 +532,177 @@ def _fix_masked(
         elif recovered is not None:
             _check_recovered(recovered, fixed_recovered)
     return current, fixed_count, findings
+
+
+def _reparse(before: FileContext, text: str) -> cst.Module | None:
+    """libcst's tree of `text`, which is `before.text` after fixes: `before`'s tree, with only
+    what the fixes changed parsed again (one line in a block, see `_reparse_line`; else the
+    top-level statements around the change). None where that is not sure to give the tree a
+    parse of the whole text gives: the caller then parses it all.
+
+    Top-level statements, their leading comment lines included, parse alone as in their module,
+    but for what the module's parse takes from elsewhere:
+    - the indentation that blocks leave unsaid: the module's first block's, which blocks in the
+      piece must share, and which stays where it was where the piece holds none;
+    - the line break that line ends leave unsaid: the module's first, in the unchanged first
+      statement or header;
+    - whose the comment lines between two statements are, which the earlier one decides: a
+      change that starts where a statement ends is taken to lie in that statement, the piece
+      starts after an unchanged one (a stand-in `pass`) and runs to the end of a statement the
+      change stops short of;
+    - the module's header, before its first statement, which stays as it is.
+    Cheap checks stand guard: the piece must leave nothing to its own header or footer.
+    """
+    extents = before.statement_extents()
+    module = before.module
+    old = before.text
+    if not extents or len(extents) != len(module.body) or old == text:
+        return None
+    start = _common_prefix(old, text)
+    suffix = _common_suffix(old, text, min(len(old), len(text)) - start)
+    old_end = len(old) - suffix  # the first unchanged character after the change
+    first = bisect.bisect_left(extents, start, key=lambda extent: extent[1])
+    last = bisect.bisect_right(extents, old_end, key=lambda extent: extent[1])
+    if first == last < len(extents):
+        line = _reparse_line(before, module.body[first], text, start, old_end)
+        if line is not None:
+            return _rebuilt(module, body=(*module.body[:first], line, *module.body[last + 1 :]))
+    if first == 0 or last >= len(extents) or extents[first][0] >= start:
+        return None
+    if not module.has_trailing_newline and last == len(extents) - 1:
+        return None
+    spans = before._positions.spans
+    # The comment lines before the piece's first statement, and those after its last, belong
+    # to whichever block above them is indented as deep: the change must start after the
+    # first ones, and the last ones must all start a line's first column.
+    if start <= spans[module.body[first]][0]:
+        return None
+    after = spans[module.body[last + 1]][0] if last + 1 < len(extents) else len(old)
+    if any(line[:1] in (" ", "\t", "\f") for line in old[extents[last][1] : after].splitlines()):
+        return None
+    piece_start, piece_end = extents[first][0], extents[last][1] + len(text) - len(old)
+    stand_in = "pass" + module.default_newline
+    try:
+        piece = parse(stand_in + text[piece_start:piece_end])
+    except cst.ParserSyntaxError:
+        return None
+    if (
+        piece.header
+        or piece.footer
+        or piece.default_newline != module.default_newline
+        or not piece.has_trailing_newline
+    ):
+        return None
+    # The module's indentation is its first block's: blocks the piece holds must agree with it,
+    # and where the piece holds none, the first block must be where it was.
+    if _any_block(piece.body[1:]):
+        if piece.default_indent != module.default_indent:
+            return None
+    elif _any_block(module.body[first : last + 1]) and not _any_block(module.body[:first]):
+        return None
+    return _rebuilt(module, body=(*module.body[:first], *piece.body[1:], *module.body[last + 1 :]))
+
+
+def _any_block(statements: Sequence[cst.BaseStatement]) -> bool:
+    """Whether any of these top-level statements opens an indented block: in any clause of a
+    compound statement (blocks nested deeper lie in one)."""
+    return any(_opens_a_block(statement) for statement in statements)
+
+
+def _opens_a_block(node: cst.CSTNode | None) -> bool:
+    if node is None or isinstance(node, cst.Match):  # a `match` indents its cases
+        return isinstance(node, cst.Match)
+    if isinstance(getattr(node, "body", None), cst.IndentedBlock):
+        return True
+    clauses = [getattr(node, "orelse", None), getattr(node, "finalbody", None)]
+    return any(_opens_a_block(c) for c in (*clauses, *getattr(node, "handlers", ())))
+
+
+def _rebuilt(node: _Node, **changes: object) -> _Node:
+    """`node.with_changes(**changes)` for a node of a parsed tree, without the check libcst runs
+    on every node it builds, for the reason `parse` gives."""
+    _this_thread.parsing = True
+    try:
+        return node.with_changes(**changes)
+    finally:
+        _this_thread.parsing = False
+
+
+def _reparse_line(
+    before: FileContext, statement: cst.CSTNode, text: str, start: int, old_end: int
+) -> cst.CSTNode | None:
+    """`statement`, a top-level one, as a parse of `text` gives it, where the change between
+    `start` and `old_end` (offsets into `before.text`) lies within one line of simple
+    statements right inside its block (a session made in a function): that line is parsed
+    again alone, under a stand-in `if 1:` indented as it is. Such a line holds no block, so
+    nothing in its tree depends on the module's indentation, and all it holds of its own
+    indentation is relative to its block's, which the stand-in gives. None where this does
+    not apply.
+    """
+    block = getattr(statement, "body", None)
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    spans, lines, old = before._positions.spans, before.lines, before.text
+    # The change must start after the line's first token: its indentation may be the module's.
+    around = [i for i, s in enumerate(block.body) if spans[s][0] < start and old_end <= spans[s][1]]
+    if not around:
+        return None
+    index = around[0]
+    line = block.body[index]
+    line_start, line_end = spans[line]
+    if not isinstance(line, cst.SimpleStatementLine) or line.leading_lines:
+        return None
+    row = lines.location(line_start).row
+    piece_start = lines.starts[row - 1]
+    piece_end = lines.line_end(lines.location(line_end).row)
+    indent = old[piece_start:line_start]
+    if indent.strip(" \t") or old[piece_end - 1 : piece_end] not in ("\n", "\r"):
+        return None
+    newline = before.module.default_newline
+    shift = len(text) - len(old)
+    try:
+        piece = parse(f"if 1:{newline}{text[piece_start : piece_end + shift]}")
+    except cst.ParserSyntaxError:
+        return None
+    stand_in = piece.body[0] if len(piece.body) == 1 else None
+    if (
+        piece.header
+        or piece.footer
+        or piece.default_newline != newline
+        or not isinstance(stand_in, cst.If)
+        or stand_in.orelse is not None
+        or not isinstance(stand_in.body, cst.IndentedBlock)
+        or stand_in.body.footer
+        or not all(isinstance(s, cst.SimpleStatementLine) for s in stand_in.body.body)
+    ):
+        return None
+    body = (*block.body[:index], *stand_in.body.body, *block.body[index + 1 :])
+    return _rebuilt(statement, body=_rebuilt(block, body=body))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix; found by halving, so that the comparing
+    runs in C."""
+    same, limit = 0, min(len(a), len(b))
+    while same < limit:  # a[:same] == b[:same]; the first difference lies in a[same:limit]
+        middle = (same + limit + 1) // 2
+        if a[same:middle] == b[same:middle]:
+            same = middle
+        else:
+            limit = middle - 1
+    return same
+
+
+def _common_suffix(a: str, b: str, at_most: int) -> int:
+    """The length of the longest common suffix, at most `at_most`, as `_common_prefix`."""
+    same, limit = 0, at_most
+    while same < limit:
+        middle = (same + limit + 1) // 2
+        if a[len(a) - middle : len(a) - same] == b[len(b) - middle : len(b) - same]:
+            same = middle
+        else:
+            limit = middle - 1
+    return same
 
 
 def _check_recovered(before: Recovery, after: Recovery | None) -> None:

@@ -12,11 +12,20 @@ the public provider takes over.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import libcst as cst
 
 Span = tuple[int, int]
+
+
+class Positions(NamedTuple):
+    spans: dict[cst.CSTNode, Span]
+    code: str
+    # Each top-level statement's whole extent, from its leading comment lines to its line break,
+    # in order; None where the pass could not tell.
+    statements: list[Span] | None
+
 
 try:
     from libcst._nodes.internal import CodegenState
@@ -54,6 +63,7 @@ if CodegenState is not None:
             )
             self.offset = 0
             self.spans: dict[cst.CSTNode, Span] = {}
+            self.statements: list[Span] = []
             self._starts: list[int] = []
 
         def add_indent_tokens(self) -> None:
@@ -70,6 +80,8 @@ if CodegenState is not None:
 
         def after_codegen(self, node: cst.CSTNode) -> None:
             start = self._starts.pop()
+            if len(self._starts) == 1 and type(node) is not cst.EmptyLine:
+                self.statements.append((start, self.offset))  # the module's own child
             if node not in self.spans:  # a syntactic span recorded inside stands
                 self.spans[node] = (start, self.offset)
 
@@ -85,19 +97,25 @@ if CodegenState is not None:
 
 def spans(module: cst.Module) -> tuple[dict[cst.CSTNode, Span], str]:
     """Every node's (start, end) offsets in the module's code, and that code."""
+    return measure(module)[:2]
+
+
+def measure(module: cst.Module) -> Positions:
+    """What `spans` gives, and where each top-level statement lies, in one codegen pass."""
     if CodegenState is not None:
         try:
             state = _OffsetState(module)
             module._codegen(state)
         except (AttributeError, TypeError):
-            return provider_spans(module)  # libcst's codegen protocol changed
+            return Positions(*provider_spans(module), None)  # libcst's codegen protocol changed
         code = "".join(state.tokens)
         if state.offset > len(code):
             # The module dropped the line break it ends with after the last nodes counted it.
             end = len(code)
-            return {n: (min(s, end), min(e, end)) for n, (s, e) in state.spans.items()}, code
-        return state.spans, code
-    return provider_spans(module)
+            clamped = {n: (min(s, end), min(e, end)) for n, (s, e) in state.spans.items()}
+            return Positions(clamped, code, None)
+        return Positions(state.spans, code, state.statements)
+    return Positions(*provider_spans(module), None)
 
 
 def provider_spans(module: cst.Module) -> tuple[dict[cst.CSTNode, Span], str]:
