@@ -578,7 +578,7 @@ def _reparse(before: FileContext, text: str) -> cst.Module | None:
     if start <= spans[module.body[first]][0]:
         return None
     after = spans[module.body[last + 1]][0] if last + 1 < len(extents) else len(old)
-    if any(line[:1] in (" ", "\t", "\f") for line in old[extents[last][1] : after].splitlines()):
+    if any(row[:1] in (" ", "\t", "\f") for row in old[extents[last][1] : after].splitlines()):
         return None
     piece_start, piece_end = extents[first][0], extents[last][1] + len(text) - len(old)
     stand_in = "pass" + module.default_newline
