@@ -80,3 +80,16 @@ def test_without_libcsts_codegen_protocol_the_provider_serves(
 def test_line_starts_are_pythons_line_breaks(text: str) -> None:
     expected = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
     assert LineIndex(text).starts == expected
+
+
+@pytest.mark.parametrize("text", [t for t in LAYOUTS if t.endswith(("\n", "\r"))])
+def test_each_top_level_statement_extent_is_its_own_code(text: str) -> None:
+    module = cst.parse_module(text)
+    measured = positions.measure(module)
+    if measured.statements is None:  # only where libcst drops the final line break (a lone CR)
+        assert module.code != text
+        return
+    start = len("".join(module.code_for_node(line) for line in module.header))
+    for statement, (begin, end) in zip(module.body, measured.statements, strict=True):
+        assert (begin, end) == (start, start + len(module.code_for_node(statement)))
+        start = end
