@@ -394,11 +394,16 @@ def parse(text: str) -> cst.Module:
     LibCST#1061). The check is skipped only for nodes this thread builds during this call; the
     check that the tree gives back the text byte for byte still guards every position and fix."""
     _make_room_for_deep_parses()
-    if not _NODE_CHECK_SWITCHABLE:
+    with _unchecked_nodes():
         return cst.parse_module(text)
+
+
+@contextlib.contextmanager
+def _unchecked_nodes() -> Iterator[None]:
+    """libcst's per-node check off for the nodes this thread builds meanwhile."""
     _this_thread.parsing = True
     try:
-        return cst.parse_module(text)
+        yield
     finally:
         _this_thread.parsing = False
 
@@ -429,22 +434,21 @@ def _make_room_for_deep_parses() -> None:
             resource.setrlimit(resource.RLIMIT_STACK, (wanted, hard))
 
 
-def _install_node_check_switch() -> bool:
+def _install_node_check_switch() -> None:
     """Route libcst's per-node check through a per-thread switch, once: other threads, and
     this one outside `parse`, keep the check."""
     checked = cst.CSTNode.__dict__.get("__post_init__")
-    if checked is None:  # a libcst that checks elsewhere
-        return False
+    if checked is None:  # a libcst that checks elsewhere: the switch does nothing
+        return
 
     def __post_init__(self: cst.CSTNode) -> None:
         if not getattr(_this_thread, "parsing", False):
             checked(self)
 
     cst.CSTNode.__post_init__ = __post_init__  # type: ignore[method-assign]
-    return True
 
 
-_NODE_CHECK_SWITCHABLE = _install_node_check_switch()
+_install_node_check_switch()
 
 
 # libcst's visitors recurse once per level of nesting: long implicit string concatenations and
@@ -610,8 +614,10 @@ def _any_block(statements: Sequence[cst.BaseStatement]) -> bool:
 
 
 def _opens_a_block(node: cst.CSTNode | None) -> bool:
-    if node is None or isinstance(node, cst.Match):  # a `match` indents its cases
-        return isinstance(node, cst.Match)
+    if node is None:
+        return False
+    if isinstance(node, cst.Match):  # a `match` indents its cases
+        return True
     if isinstance(getattr(node, "body", None), cst.IndentedBlock):
         return True
     clauses = [getattr(node, "orelse", None), getattr(node, "finalbody", None)]
@@ -621,11 +627,8 @@ def _opens_a_block(node: cst.CSTNode | None) -> bool:
 def _rebuilt(node: _Node, **changes: object) -> _Node:
     """`node.with_changes(**changes)` for a node of a parsed tree, without the check libcst runs
     on every node it builds, for the reason `parse` gives."""
-    _this_thread.parsing = True
-    try:
+    with _unchecked_nodes():
         return node.with_changes(**changes)
-    finally:
-        _this_thread.parsing = False
 
 
 def _reparse_line(
