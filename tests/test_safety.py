@@ -3,6 +3,7 @@ its old bytes or its new bytes, and one file's failure never stops the others.""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import random
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import run_cli
 from tfmemlint import runner, safety
@@ -213,3 +216,108 @@ def test_a_change_deep_in_a_long_elif_chain_is_still_caught() -> None:
     original = f"if x:\n    pass\n{chain}"
     with pytest.raises(safety.UnsafeFixError):
         safety.check(original, original[: original.rindex("y = 1")] + "y = 2\n")
+
+
+# Statements a fix adds, statements it only changes, and statements it never touches.
+_ADDED = [
+    "import tensorflow as tf",
+    "from tensorflow.core.protobuf import config_pb2",
+    "config.gpu_options.allow_growth = True",
+    "for gpu in gpus:\n    tf.config.experimental.set_memory_growth(gpu, True)",
+]
+_PLAIN = [
+    "x = 1",
+    "sess = tf.Session()",
+    "y = f(x, key=2)",
+    "os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'false'",
+    "env = {'TF_FORCE_GPU_ALLOW_GROWTH': 'false', 'A': f(1)}",
+    "f('TF_FORCE_GPU_ALLOW_GROWTH', 1, x)",
+    "g({'TF_FORCE_GPU_ALLOW_GROWTH': 'false', 1: 2, **d})",
+    "f(x, 'TF_FORCE_GPU_ALLOW_GROWTH')[0] = 3",
+    "global z",
+    "return g(config=None)",
+]
+_TAILS = {
+    "if gpus:": [None, "else:", "elif x:"],
+    "for a in b:": [None, "else:"],
+    "while x:": [None, "else:"],
+    "try:": ["finally:", "except E:"],
+    "with s() as t:": None,
+    "def run(v=1):": None,
+}
+_COMPOUND = list(_TAILS)
+
+
+def _program(rng: random.Random, depth: int = 0) -> list[object]:
+    """A random block: statements, some with blocks of their own."""
+    block: list[object] = []
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.random()
+        if depth < 3 and kind < 0.3:
+            header = rng.choice(_COMPOUND)
+            tail = _TAILS[header] and rng.choice(_TAILS[header])
+            body = _program(rng, depth + 1)
+            block.append((header, body, tail, _program(rng, depth + 1) if tail else None))
+        else:
+            block.append(rng.choice(_PLAIN + _ADDED))
+    return block
+
+
+def _changed(block: list[object], rng: random.Random) -> list[object]:
+    """The block as a fix might leave it (statements added, keywords passed, a value set), or,
+    now and then, changed in a way no fix may change it."""
+    changed: list[object] = []
+    for statement in block:
+        roll = rng.random()
+        if roll < 0.15:
+            changed.append(rng.choice(_ADDED))
+        if isinstance(statement, tuple):
+            header, body, tail, other = statement
+            body = _changed(body, rng)
+            other = _changed(other, rng) if other is not None else None
+            changed.append((header, body, tail, other))
+        elif roll < 0.25 and "(" in statement:
+            with_config = statement.replace("()", "(config=cfg)", 1)
+            changed.append(
+                with_config.replace(")", ", config=cfg)", 1)
+                if "()" not in statement
+                else with_config
+            )
+        elif roll < 0.32:
+            changed.append(statement.replace("'false'", "'true'"))
+        elif roll < 0.42:
+            changed.append(statement.replace("1", "2"))
+        elif roll > 0.97:
+            continue
+        else:
+            changed.append(statement)
+    return changed or ["pass"]
+
+
+def _render(block: list[object], indent: str = "") -> str:
+    lines = []
+    for statement in block:
+        if isinstance(statement, tuple):
+            header, body, tail, other = statement
+            lines.append(indent + header + "\n" + _render(body, indent + "    "))
+            if tail is not None:
+                lines.append(indent + tail + "\n" + _render(other, indent + "    "))
+        else:
+            lines.extend(indent + line + "\n" for line in statement.splitlines())
+    return "".join(lines)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_the_quick_comparison_says_what_setting_aside_then_comparing_says(
+    rng: random.Random,
+) -> None:
+    """`same_once_visited` compares as the slow way does (visit both trees, then compare), in
+    both directions, and visiting a tree twice changes nothing."""
+    block = _program(rng)
+    original, fixed = _render(block), _render(_changed(block, rng))
+    normalizer = safety._Normalizer(original, fixed)
+    quick = normalizer.same_once_visited(ast.parse(original), ast.parse(fixed))
+    before, after = normalizer.visit(ast.parse(original)), normalizer.visit(ast.parse(fixed))
+    assert quick == safety._same(before, after), (original, fixed)
+    assert ast.dump(normalizer.visit(before)) == ast.dump(normalizer.visit(ast.parse(original)))
