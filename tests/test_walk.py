@@ -99,3 +99,15 @@ def test_walk_matches_libcst_visit(skip: type | None) -> None:
     finally:
         sys.setrecursionlimit(limit)
     assert compared > 100
+
+
+def test_the_walk_skips_fields_that_hold_only_layout() -> None:
+    """What makes the walk cheap: a field declared to hold only layout is never read. The test
+    above holds the result to libcst's own walk."""
+    from tfmemlint.names import _walked_fields
+
+    assert _walked_fields(cst.Name) == ()
+    assert set(_walked_fields(cst.Call)) == {"func", "args"}
+    assert set(_walked_fields(cst.Attribute)) == {"value", "attr"}
+    # A field whose declared type admits a node that is not layout stays.
+    assert "asynchronous" in _walked_fields(cst.FunctionDef)

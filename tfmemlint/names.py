@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -273,7 +274,7 @@ def walk(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             visitor.on_leave(node)
             continue
         pending.append((node, True))
-        for name in reversed(_child_fields(type(node))):
+        for name in _walked_fields(type(node)):
             value = getattr(node, name)
             if type(value) is tuple or type(value) is list:
                 for child in reversed(value):
@@ -318,10 +319,43 @@ def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
 
 
 @functools.cache
+def _walked_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+    """The child fields the walk must look into, last first (it pushes them on a stack): those
+    whose declared type admits something other than layout (a Name's `lpar` and `rpar` admit
+    only brackets, so a Name has none). A field whose type cannot be read is looked into."""
+    try:
+        declared = typing.get_type_hints(node_type)
+    except Exception:  # a libcst whose annotations do not resolve: every field
+        declared = {}
+    fields = _child_fields(node_type)
+    return tuple(f for f in reversed(fields) if f not in declared or not _only_layout(declared[f]))
+
+
+def _only_layout(declared: object) -> bool:
+    """Whether a field declared so can hold only layout nodes, sentinels or None."""
+    if typing.get_origin(declared) is not None:  # a Union, an Optional, a Sequence
+        return all(_only_layout(argument) for argument in typing.get_args(declared))
+    if declared in (type(None), cst.MaybeSentinel):
+        return True
+    return declared in LAYOUT and all(
+        sub.__module__ == declared.__module__  # type: ignore[attr-defined]
+        for sub in _subclasses(declared)  # type: ignore[arg-type]
+    )
+
+
+def _subclasses(kind: type) -> Iterator[type]:
+    for sub in kind.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+@functools.cache
 def _handler(visitor: type, prefix: str, node_type: type) -> Callable[..., object] | None:
     """The visitor's `visit_<Node>` or `leave_<Node>` method, looked up once per node class
-    (libcst's dispatch builds the name and looks it up again for every node)."""
-    return getattr(visitor, f"{prefix}{node_type.__name__}", None)
+    (libcst's dispatch builds the name and looks it up again for every node); None where it is
+    the empty one every CSTVisitor inherits, which libcst marks so that it can skip it too."""
+    handler = getattr(visitor, f"{prefix}{node_type.__name__}", None)
+    return None if getattr(handler, "_is_no_op", False) else handler
 
 
 @functools.cache
