@@ -312,12 +312,14 @@ def _render(block: list[object], indent: str = "") -> str:
 def test_the_quick_comparison_says_what_setting_aside_then_comparing_says(
     rng: random.Random,
 ) -> None:
-    """`same_once_visited` compares as the slow way does (visit both trees, then compare), in
-    both directions, and visiting a tree twice changes nothing."""
+    """`same_once_visited` compares as the slow way does (visit both trees, then compare), and
+    the slow way, which `check` takes after it, gives the same trees on what it left behind."""
     block = _program(rng)
     original, fixed = _render(block), _render(_changed(block, rng))
     normalizer = safety._Normalizer(original, fixed)
-    quick = normalizer.same_once_visited(ast.parse(original), ast.parse(fixed))
+    left, right = ast.parse(original), ast.parse(fixed)
+    quick = normalizer.same_once_visited(left, right)
     before, after = normalizer.visit(ast.parse(original)), normalizer.visit(ast.parse(fixed))
     assert quick == safety._same(before, after), (original, fixed)
-    assert ast.dump(normalizer.visit(before)) == ast.dump(normalizer.visit(ast.parse(original)))
+    assert ast.dump(normalizer.visit(left)) == ast.dump(before)
+    assert ast.dump(normalizer.visit(right)) == ast.dump(after)

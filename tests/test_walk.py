@@ -4,6 +4,7 @@ nodes (which must hold nothing else): the name table's notion of "before" depend
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import libcst as cst
 import pytest
@@ -104,10 +105,12 @@ def test_walk_matches_libcst_visit(skip: type | None) -> None:
 def test_the_walk_skips_fields_that_hold_only_layout() -> None:
     """What makes the walk cheap: a field declared to hold only layout is never read. The test
     above holds the result to libcst's own walk."""
-    from tfmemlint.names import _walked_fields
+    from tfmemlint.names import _only_layout, _walked_fields
 
     assert _walked_fields(cst.Name) == ()
     assert set(_walked_fields(cst.Call)) == {"func", "args"}
     assert set(_walked_fields(cst.Attribute)) == {"value", "attr"}
-    # A field whose declared type admits a node that is not layout stays.
+    # A field whose declared type admits a node that is not layout stays, and so does one
+    # declared a bare Sequence, which admits anything.
     assert "asynchronous" in _walked_fields(cst.FunctionDef)
+    assert _only_layout(Sequence[cst.Comma]) and not _only_layout(Sequence)

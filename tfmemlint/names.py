@@ -334,7 +334,8 @@ def _walked_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
 def _only_layout(declared: object) -> bool:
     """Whether a field declared so can hold only layout nodes, sentinels or None."""
     if typing.get_origin(declared) is not None:  # a Union, an Optional, a Sequence
-        return all(_only_layout(argument) for argument in typing.get_args(declared))
+        arguments = typing.get_args(declared)  # none in a bare `Sequence`: it admits anything
+        return bool(arguments) and all(_only_layout(argument) for argument in arguments)
     if declared in (type(None), cst.MaybeSentinel):
         return True
     return declared in LAYOUT and all(
