@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 
 from tfmemlint.source import LineIndex, parse_python
 
@@ -108,48 +109,32 @@ class _Normalizer:
         rule that reads children already visited (an assignment to TF_FORCE_GPU_ALLOW_GROWTH,
         once its targets' calls lost their constants) visits that pair whole; a later `visit`
         of the same nodes changes nothing more (tests/test_safety.py holds both to it)."""
-        pending: list[tuple[object, object]] = [(a, b)]
-        while pending:
-            x, y = pending.pop()
-            kind = type(x)
-            if kind is not type(y):
-                return False
-            if isinstance(x, ast.AST):
-                assert isinstance(y, ast.AST)
-                if kind is ast.Call:
-                    assert isinstance(x, ast.Call) and isinstance(y, ast.Call)
-                    pending.append((x.func, y.func))
-                    pending.extend(zip(_call_kept(x), _call_kept(y), strict=True))
-                    continue
-                if kind is ast.Dict:
-                    assert isinstance(x, ast.Dict) and isinstance(y, ast.Dict)
-                    pending.append((x.keys, y.keys))
-                    pending.append((_dict_values_kept(x), _dict_values_kept(y)))
-                    continue
-                if kind is ast.Assign and self.force_growth:
-                    if not _same(self.visit(x), self.visit(y)):
-                        return False
-                    continue
-                if not _block_fields(kind):
-                    pending.extend((getattr(x, f, None), getattr(y, f, None)) for f in x._fields)
-                    continue
-                # A block on one side may be empty, and so not a block, on the other.
-                blocks_x, blocks_y = _blocks(x), _blocks(y)
-                for name in x._fields:
-                    first, second = getattr(x, name, None), getattr(y, name, None)
-                    if name in blocks_x:
-                        first = self.kept(x, first)
-                    if name in blocks_y:
-                        second = self.kept(y, second)
-                    pending.append((first, second))
-            elif kind is list:
-                assert isinstance(x, list) and isinstance(y, list)
-                if len(x) != len(y):
-                    return False
-                pending.extend(zip(x, y, strict=True))
-            elif x != y:
-                return False
-        return True
+        return _same(a, b, self._children_once_visited)
+
+    def _children_once_visited(self, x: ast.AST, y: ast.AST) -> Iterable[tuple[object, object]]:
+        """The pairs to compare below two nodes of one type, once `visit`'s rule for them ran."""
+        kind = type(x)
+        if kind is ast.Call:
+            assert isinstance(x, ast.Call) and isinstance(y, ast.Call)
+            return [(x.func, y.func), *zip(_call_kept(x), _call_kept(y), strict=True)]
+        if kind is ast.Dict:
+            assert isinstance(x, ast.Dict) and isinstance(y, ast.Dict)
+            return [(x.keys, y.keys), (_dict_values_kept(x), _dict_values_kept(y))]
+        if kind is ast.Assign and self.force_growth:
+            self.visit(x)  # the rules then applied below it change nothing more
+            self.visit(y)
+            return _fields(x, y)
+        if not _block_fields(kind):
+            return _fields(x, y)
+        # A block on one side may be empty, and so not a block, on the other.
+        blocks_x, blocks_y = _blocks(x), _blocks(y)
+        return [
+            (
+                self.kept(x, first) if name in blocks_x else first,  # type: ignore[arg-type]
+                self.kept(y, second) if name in blocks_y else second,  # type: ignore[arg-type]
+            )
+            for name, (first, second) in zip(x._fields, _fields(x, y), strict=True)
+        ]
 
 
 def _call_kept(call: ast.Call) -> tuple[list[ast.keyword], list[ast.expr]]:
@@ -186,17 +171,23 @@ def _block_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     return tuple(name for name in _BLOCK_FIELDS if name in kind._fields)
 
 
-def _same(a: object, b: object) -> bool:
+def _same(
+    a: object,
+    b: object,
+    children: Callable[[ast.AST, ast.AST], Iterable[tuple[object, object]]] | None = None,
+) -> bool:
     """Whether two syntax trees are equal as their `ast.dump`s would be (positions aside), for
     a fraction of the cost: constants from source code are equal by type and value exactly
-    when their reprs are. Iterative, so that no depth is too deep to compare."""
-    pending = [(a, b)]
+    when their reprs are. Iterative, so that no depth is too deep to compare. `children`: the
+    pairs to compare below two nodes of one type (else theirs, field by field)."""
+    pending: list[tuple[object, object]] = [(a, b)]
     while pending:
         x, y = pending.pop()
         if type(x) is not type(y):
             return False
         if isinstance(x, ast.AST):
-            pending.extend((getattr(x, f, None), getattr(y, f, None)) for f in x._fields)
+            assert isinstance(y, ast.AST)
+            pending.extend(children(x, y) if children else _fields(x, y))
         elif isinstance(x, list):
             assert isinstance(y, list)
             if len(x) != len(y):
@@ -205,6 +196,11 @@ def _same(a: object, b: object) -> bool:
         elif x != y:
             return False
     return True
+
+
+def _fields(x: ast.AST, y: ast.AST) -> Iterator[tuple[object, object]]:
+    """Two nodes of one type, field by field."""
+    return ((getattr(x, f, None), getattr(y, f, None)) for f in x._fields)
 
 
 def _sort_blocks(tree: ast.AST) -> ast.AST:
