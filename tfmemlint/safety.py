@@ -102,7 +102,7 @@ class _Normalizer:
         return node
 
     def same_once_visited(self, a: ast.AST, b: ast.AST) -> bool:
-        """What `_same(self.visit(a), self.visit(b))` says, at a third of the cost: nothing
+        """What `_same(self.visit(a), self.visit(b))` says, at half the cost: nothing
         is rebuilt, and the safety check's usual case needs no more. Each rule of `visit`
         rewrites a node's own fields from what lies below it, in place, so the trees can be
         compared top-down with each rule applied to a pair of nodes as it is reached. The one
