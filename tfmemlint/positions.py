@@ -95,13 +95,9 @@ if CodegenState is not None:
             return _SyntacticSpan(self, node, start_node, end_node)
 
 
-def spans(module: cst.Module) -> tuple[dict[cst.CSTNode, Span], str]:
-    """Every node's (start, end) offsets in the module's code, and that code."""
-    return measure(module)[:2]
-
-
 def measure(module: cst.Module) -> Positions:
-    """What `spans` gives, and where each top-level statement lies, in one codegen pass."""
+    """Every node's (start, end) offsets in the module's code, that code, and where each
+    top-level statement lies, in one codegen pass."""
     if CodegenState is not None:
         try:
             state = _OffsetState(module)
