@@ -563,7 +563,7 @@ def _reparse(before: FileContext, text: str) -> cst.Module | None:
     if not extents or len(extents) != len(module.body) or old == text:
         return None
     start = _common_prefix(old, text)
-    suffix = _common_suffix(old, text, min(len(old), len(text)) - start)
+    suffix = _common_prefix(old[::-1], text[::-1], min(len(old), len(text)) - start)
     old_end = len(old) - suffix  # the first unchanged character after the change
     first = bisect.bisect_left(extents, start, key=lambda extent: extent[1])
     last = bisect.bisect_right(extents, old_end, key=lambda extent: extent[1])
@@ -683,25 +683,13 @@ def _reparse_line(
     return _rebuilt(statement, body=_rebuilt(block, body=body))
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix; found by halving, so that the comparing
-    runs in C."""
-    same, limit = 0, min(len(a), len(b))
+def _common_prefix(a: str, b: str, at_most: int | None = None) -> int:
+    """The length of the longest common prefix, at most `at_most`; found by halving, so that
+    the comparing runs in C."""
+    same, limit = 0, min(len(a), len(b)) if at_most is None else at_most
     while same < limit:  # a[:same] == b[:same]; the first difference lies in a[same:limit]
         middle = (same + limit + 1) // 2
         if a[same:middle] == b[same:middle]:
-            same = middle
-        else:
-            limit = middle - 1
-    return same
-
-
-def _common_suffix(a: str, b: str, at_most: int) -> int:
-    """The length of the longest common suffix, at most `at_most`, as `_common_prefix`."""
-    same, limit = 0, at_most
-    while same < limit:
-        middle = (same + limit + 1) // 2
-        if a[len(a) - middle : len(a) - same] == b[len(b) - middle : len(b) - same]:
             same = middle
         else:
             limit = middle - 1
