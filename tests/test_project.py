@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
+from tfmemlint.prefilter import first_stage
 from tfmemlint.project import FileResolver, ProjectIndex
-from tfmemlint.runner import first_stage
 from tfmemlint.settings import select_rules
 
 BARE = "tf.Session()"

@@ -13,10 +13,10 @@ import pytest
 
 from tests.conftest import lint_text, run_cli, write_notebook
 from tfmemlint.engine import fix_text
-from tfmemlint.prefilter import code_may_have_findings, may_have_findings
+from tfmemlint.prefilter import code_may_have_findings, may_have_findings, prefilter_verdict
 from tfmemlint.project import ProjectIndex
 from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
-from tfmemlint.runner import check_bytes, prefilter_verdict
+from tfmemlint.runner import check_bytes
 from tfmemlint.settings import Policy, Settings
 
 DEFAULT = Settings.default()

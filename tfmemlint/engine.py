@@ -10,7 +10,6 @@ import bisect
 import contextlib
 import functools
 import gc
-import importlib
 import re
 import sys
 import threading
@@ -23,10 +22,10 @@ import libcst as cst
 from tfmemlint import fixes, masking, positions, recovery, safety, suppression
 from tfmemlint.model import FILE, Edit, Finding, Fix, Layout, Rule
 from tfmemlint.names import ModuleNames, Scope
-from tfmemlint.prefilter import any_trigger
+from tfmemlint.prefilter import any_trigger, first_stage
 from tfmemlint.project import FileResolver
 from tfmemlint.recovery import Recovery
-from tfmemlint.rules import FAMILIES
+from tfmemlint.rules import FAMILIES, RuleFamily, load
 from tfmemlint.rules.file_errors import PYTHON2_SYNTAX, SYNTAX_ERROR
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings
@@ -169,11 +168,17 @@ Checker = Callable[[FileContext], Iterable[Finding]]
 @functools.lru_cache(maxsize=8)
 def _checkers(selected: frozenset[str]) -> tuple[Checker, ...]:
     """The checkers of the families that have a selected rule, imported on first use."""
+    return tuple(load(str(family.checker)) for family, _ in _checked_families(selected))
+
+
+@functools.lru_cache(maxsize=8)
+def _checked_families(selected: frozenset[str]) -> tuple[tuple[RuleFamily, frozenset[str]], ...]:
+    """Each family with a checker and a selected rule, with its selected rules' codes."""
     found = []
     for family in FAMILIES:
-        if family.checker and any(rule.code in selected for rule in family.rules):
-            module, _, function = family.checker.partition(":")
-            found.append(getattr(importlib.import_module(module), function))
+        codes = frozenset(rule.code for rule in family.rules) & selected
+        if family.checker and codes:
+            found.append((family, codes))
     return tuple(found)
 
 
@@ -516,6 +521,9 @@ def _fix_masked(
         if not applied:
             break
         fixed_count += applied
+        if _nothing_left(linted, applied, new_text, settings, project):
+            current, findings = new_text, []
+            break
         tree = _reparse(linted.context, new_text) if linted.parsed else None
         current = new_text
         try:  # a fix can bring a finding of its own (TFM401 on a later session): look again
@@ -536,6 +544,29 @@ def _fix_masked(
         elif recovered is not None:
             _check_recovered(recovered, fixed_recovered)
     return current, fixed_count, findings
+
+
+def _nothing_left(
+    linted: _Linted, applied: int, text: str, settings: Settings, project: FileResolver | None
+) -> bool:
+    """Whether `text`, the fixes of every finding of `linted` applied, is sure to hold no
+    finding, so that looking at it again would be wasted. Each family must be sure: one whose
+    words the text lacks finds nothing there (the pre-filter's first stage, on this text);
+    the others must prove it from the look before (`RuleFamily.settled_by_fixes`). A finding
+    fixed is no proof by itself: configuring one session can make another, left alone under
+    `noqa`, a TFM401 (tests/test_second_look.py)."""
+    context = linted.context
+    if applied != len(linted.findings) or not linted.parsed or context.layout is not FILE:
+        return False
+    raw: bytes | None = None
+    for family, codes in _checked_families(settings.selected):
+        if family.settled_by_fixes and load(family.settled_by_fixes)(context, linted.findings):
+            continue
+        if raw is None:
+            raw = text.encode("utf-8", "surrogatepass")
+        if first_stage(raw, codes, lambda: project):
+            return False
+    return True
 
 
 def _reparse(before: FileContext, text: str) -> cst.Module | None:

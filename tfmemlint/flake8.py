@@ -31,7 +31,7 @@ class Plugin:
         self.lines = lines
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        from tfmemlint.runner import prefilter_verdict
+        from tfmemlint.prefilter import prefilter_verdict
         from tfmemlint.settings import Settings
 
         settings = Settings.default()

@@ -14,9 +14,10 @@ import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from types import CodeType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from tfmemlint.rules import FAMILIES, RuleFamily
+from tfmemlint.rules import FAMILIES, RuleFamily, load
+from tfmemlint.rules.unconfigured_program import UNCONFIGURED_PROGRAM
 from tfmemlint.source import compile_python, parse_python
 
 if TYPE_CHECKING:
@@ -210,17 +211,11 @@ def _names_match(raw: bytes, in_code: tuple[CodeCondition, ...]) -> bool:
 
 def _screened_in(file: ScreenedFile, screens: list[str]) -> bool:
     """Whether a family's screen lets the file through (or CPython cannot parse it)."""
-    import importlib
-
     try:
         tree = parse_python(file.raw)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
-    for screen in screens:
-        module, _, function = screen.partition(":")
-        if getattr(importlib.import_module(module), function)(tree, file):
-            return True
-    return False
+    return any(load(screen)(tree, file) for screen in screens)
 
 
 def _holds(raw: bytes, condition: Condition) -> bool:
@@ -300,3 +295,64 @@ def any_trigger() -> re.Pattern[str]:
     """Any rule's trigger word, in text: what a region must not hold to be set aside unparsed."""
     words = {t for family in FAMILIES for t in (*family.triggers, *family.modules)}
     return re.compile("|".join(re.escape(t.decode()) for t in sorted(words)))
+
+
+def first_stage(
+    raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
+) -> Literal["words", "entry", "project", ""]:
+    """The pre-filter's first stage: "words" when the file holds the words a finding needs;
+    "entry" when it is an entry point TFM205 cannot tell by its words (a TensorFlow module that
+    a script entry of pyproject.toml runs);
+    "project" when it lacks only TensorFlow's module words but imports a project module that
+    stands for TensorFlow; "" when it cannot hold a finding. `resolver` gives the file's view
+    of the project index, asked for only when the words alone do not decide."""
+    if may_have_findings(raw, selected):
+        return "words"
+    if _script_entry(raw, selected, resolver):
+        return "entry"
+    if not needs_project(raw, selected):
+        return ""
+    project = resolver()
+    if project is None:
+        return ""
+    if project.filename.endswith(".ipynb"):
+        return "project"  # its code sits in JSON strings: the cells are asked, once read
+    if not names_a_project_api(raw, selected):
+        return ""
+    return "project" if project.reaches_tensorflow(raw) else ""
+
+
+def prefilter_verdict(
+    raw: bytes,
+    selected: frozenset[str],
+    resolver: Callable[[], FileResolver | None],
+    notebook: bool = False,
+) -> Literal["parse", "screened", ""]:
+    """Both stages of the pre-filter, as every caller applies them to a file's bytes (a
+    notebook's JSON with `notebook`): "parse" when the engine must see the file, "screened"
+    when its code rules a finding out, "" when its bytes do."""
+    passes = first_stage(raw, selected, resolver)
+    if not passes and notebook and _tensorflow_for_tfm205(raw, selected):
+        return "parse"  # every notebook is an entry point
+    if not passes:
+        return ""
+    screened = ScreenedFile(raw, notebook, resolver)
+    if passes == "entry" or code_may_have_findings(raw, selected, passes == "project", screened):
+        return "parse"
+    # A script entry holds TFM205's finding whatever the names its code uses.
+    return "parse" if _script_entry(raw, selected, resolver) else "screened"
+
+
+def _script_entry(
+    raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
+) -> bool:
+    """A TensorFlow module that a script entry of pyproject.toml runs (TFM205): an entry point
+    whatever its words."""
+    if not _tensorflow_for_tfm205(raw, selected):
+        return False
+    project = resolver()
+    return project is not None and bool(project.script_functions())
+
+
+def _tensorflow_for_tfm205(raw: bytes, selected: frozenset[str]) -> bool:
+    return b"tensorflow" in raw and UNCONFIGURED_PROGRAM.code in selected

@@ -9,18 +9,17 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.discovery import Exclusions, Missing, discover
 from tfmemlint.model import FILE, FileResult, Finding, Layout, Location, Rule
 from tfmemlint.prefilter import (
-    ScreenedFile,
-    code_may_have_findings,
+    first_stage,
     may_have_findings,
-    names_a_project_api,
     needs_project,
+    prefilter_verdict,
     python2_for_python,
     too_deep_for_python,
 )
@@ -34,7 +33,6 @@ from tfmemlint.rules.file_errors import (
     UNKNOWN_ENCODING,
     WRITE_FAILED,
 )
-from tfmemlint.rules.unconfigured_program import UNCONFIGURED_PROGRAM
 from tfmemlint.settings import Settings
 from tfmemlint.source import SourceError, SourceText, parse_python, write_atomically
 
@@ -374,67 +372,6 @@ def check_bytes(
         result.original, result.fixed_text = source.text, fixed_text
         result.fixed = fixed
     return result, source
-
-
-def first_stage(
-    raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
-) -> Literal["words", "entry", "project", ""]:
-    """The pre-filter's first stage: "words" when the file holds the words a finding needs;
-    "entry" when it is an entry point TFM205 cannot tell by its words (a TensorFlow module that
-    a script entry of pyproject.toml runs);
-    "project" when it lacks only TensorFlow's module words but imports a project module that
-    stands for TensorFlow; "" when it cannot hold a finding. `resolver` gives the file's view
-    of the project index, asked for only when the words alone do not decide."""
-    if may_have_findings(raw, selected):
-        return "words"
-    if _script_entry(raw, selected, resolver):
-        return "entry"
-    if not needs_project(raw, selected):
-        return ""
-    project = resolver()
-    if project is None:
-        return ""
-    if project.filename.endswith(".ipynb"):
-        return "project"  # its code sits in JSON strings: the cells are asked, once read
-    if not names_a_project_api(raw, selected):
-        return ""
-    return "project" if project.reaches_tensorflow(raw) else ""
-
-
-def prefilter_verdict(
-    raw: bytes,
-    selected: frozenset[str],
-    resolver: Callable[[], FileResolver | None],
-    notebook: bool = False,
-) -> Literal["parse", "screened", ""]:
-    """Both stages of the pre-filter, as every caller applies them to a file's bytes (a
-    notebook's JSON with `notebook`): "parse" when the engine must see the file, "screened"
-    when its code rules a finding out, "" when its bytes do."""
-    passes = first_stage(raw, selected, resolver)
-    if not passes and notebook and _tensorflow_for_tfm205(raw, selected):
-        return "parse"  # every notebook is an entry point
-    if not passes:
-        return ""
-    screened = ScreenedFile(raw, notebook, resolver)
-    if passes == "entry" or code_may_have_findings(raw, selected, passes == "project", screened):
-        return "parse"
-    # A script entry holds TFM205's finding whatever the names its code uses.
-    return "parse" if _script_entry(raw, selected, resolver) else "screened"
-
-
-def _script_entry(
-    raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
-) -> bool:
-    """A TensorFlow module that a script entry of pyproject.toml runs (TFM205): an entry point
-    whatever its words."""
-    if not _tensorflow_for_tfm205(raw, selected):
-        return False
-    project = resolver()
-    return project is not None and bool(project.script_functions())
-
-
-def _tensorflow_for_tfm205(raw: bytes, selected: frozenset[str]) -> bool:
-    return b"tensorflow" in raw and UNCONFIGURED_PROGRAM.code in selected
 
 
 def run(

@@ -3,8 +3,11 @@ pass the pre-filter, through each family's `checker` module path."""
 
 from __future__ import annotations
 
+import functools
+import importlib
 import re
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from tfmemlint.model import Rule
 
@@ -48,6 +51,19 @@ class RuleFamily(NamedTuple):
     # guard): the first stage looks for them with its matches cut out. The rule must agree
     # that such text makes nothing it could report.
     inert: re.Pattern[bytes] | None = None
+    # "module:function" given the context of the engine's look at a file and that look's
+    # findings, every one of whose fixes was applied: True only when the family is sure to find
+    # nothing in the fixed text, so the engine need not look again. None: it may find something
+    # there, unless the fixed text lacks its words (the pre-filter's first stage).
+    settled_by_fixes: str | None = None
+
+
+@functools.cache
+def load(reference: str) -> Callable[..., Any]:
+    """The function a family names as "module:function", imported on first use."""
+    module, _, function = reference.partition(":")
+    found: Callable[..., Any] = getattr(importlib.import_module(module), function)
+    return found
 
 
 def _families() -> tuple[RuleFamily, ...]:

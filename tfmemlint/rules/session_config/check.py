@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -145,15 +145,57 @@ class Verdict:
 AWARE = Verdict(State.AWARE)
 
 
+# What `check` saw of a file, for `settled_by_fixes`: each entry point's check and findings
+# (None for a `set_session` call), once it has seen them all.
+_SEEN = "session_config.seen"
+
+
 def check(ctx: FileContext) -> Iterator[Finding]:
+    seen: list[tuple[SessionCheck | None, list[Finding]]] = []
     for site in ctx.names.calls:
         found = entry_point(ctx, site)
         if found is not None:
-            yield from SessionCheck(ctx, site, *found).findings()
+            session = SessionCheck(ctx, site, *found)
+            findings = list(session.findings())
+            seen.append((session, findings))
+            yield from findings
         elif (
             ctx.names.api_of(site.node.func, site.scope, site.order) == "keras.backend.set_session"
         ):
-            yield from _keras_session(ctx, site)
+            findings = list(_keras_session(ctx, site))
+            seen.append((None, findings))
+            yield from findings
+    ctx.cache[_SEEN] = seen
+
+
+def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
+    """Whether this family finds nothing once `fixed` are: every entry point of the file had
+    one finding, a TFM101 among `fixed`, whose fix writes the growth config into the call and
+    nothing outside it. That binds no name, and each entry point keeps its other arguments,
+    the names it sees and the process-wide settings before it: all its verdict rests on but
+    the config, which it now gets, memory-aware. The calls the fix adds (ConfigProto,
+    GPUOptions) are no entry points. (Under a fraction policy the values family, not this one,
+    judges what the fix writes: only growth counts here.)"""
+    seen = ctx.cache.get(_SEEN)
+    if not isinstance(seen, list) or not seen or ctx.policy.fraction is not None:
+        return False
+    return all(
+        session is not None and _fixed_in_the_call(session, findings, fixed)
+        for session, findings in seen
+    )
+
+
+def _fixed_in_the_call(
+    session: SessionCheck, findings: list[Finding], fixed: Sequence[Finding]
+) -> bool:
+    entry = session.entry
+    if entry.creator or entry.fraction_keyword is not None or len(findings) != 1:
+        return False
+    finding = findings[0]
+    if finding.code != NO_CONFIG.code or finding.fix is None or finding not in fixed:
+        return False
+    start, end = session.ctx.span(session.call)
+    return all(start < edit.start and edit.end < end for edit in finding.fix.edits)
 
 
 def _keras_session(ctx: FileContext, site: CallSite) -> Iterator[Finding]:

@@ -105,7 +105,7 @@ FAMILY = RuleFamily(
     rules=(UNCONFIGURED_PROGRAM,),
     # The marks of an entry point; a notebook's JSON always has "nbformat". A file with none
     # of them can still be an entry point through pyproject.toml: the runner asks the
-    # project index about those (see `runner.first_stage`).
+    # project index about those (see `prefilter.first_stage`).
     triggers=(
         b"__main__",
         b"app.run",
@@ -119,6 +119,7 @@ FAMILY = RuleFamily(
     ),
     modules=TENSORFLOW_MODULES,
     checker="tfmemlint.rules.unconfigured_program.check:check",
+    settled_by_fixes="tfmemlint.rules.unconfigured_program.check:settled_by_fixes",
     through_project=False,  # its fix goes after the file's own `import tensorflow`
     screen="tfmemlint.rules.unconfigured_program.screen:may_find",  # TF1 code, libraries
     inert=TEST_GUARD,

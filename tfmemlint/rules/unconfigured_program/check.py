@@ -32,6 +32,7 @@ from tfmemlint.rules.process_wide.check import (
 )
 from tfmemlint.rules.runtime import GROWTH, LIMIT, starts_runtime
 from tfmemlint.rules.session_config.check import ENTRY_POINTS
+from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
 from tfmemlint.rules.unconfigured_program import (
     FAMILY,
     TEST_RUNNERS,
@@ -193,6 +194,17 @@ def _tensorflow_import(ctx: FileContext) -> Binding | None:
     ]
     plain = [binding for binding in found if binding.qualified in (TF1, TF2_COMPAT)]
     return min(plain or found, key=lambda binding: binding.order) if found else None
+
+
+def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
+    """Whether this rule finds nothing once `fixed` are: the module calls a session entry
+    point, so it is TF1 code, of which the rule says nothing (`_tf1_code`), and fixes that the
+    session family proves write only a config into those calls keep every call and the API
+    it names."""
+    names = ctx.names
+    return session_config_settled(ctx, fixed) and any(
+        names.api_of(site.node.func, site.scope, site.order) in ENTRY_POINTS for site in names.calls
+    )
 
 
 def _tf1_code(ctx: FileContext) -> bool:

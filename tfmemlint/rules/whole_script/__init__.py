@@ -60,4 +60,5 @@ FAMILY = RuleFamily(
     modules=TENSORFLOW_MODULES,
     names=("Session", "InteractiveSession"),  # every finding compares or follows a session
     checker="tfmemlint.rules.whole_script.check:check",
+    settled_by_fixes="tfmemlint.rules.whole_script.check:settled_by_fixes",
 )

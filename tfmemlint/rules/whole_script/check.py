@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -11,6 +11,7 @@ from tfmemlint.model import Finding
 from tfmemlint.names import CallSite, dotted_name
 from tfmemlint.rules import literals
 from tfmemlint.rules.session_config.check import SessionCheck, State, entry_point
+from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
 from tfmemlint.rules.whole_script import HIDDEN_GPU_INITIALIZATION, LATER_SESSION_IGNORED
 
 _SESSIONS = ("Session", "InteractiveSession")
@@ -30,6 +31,20 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     for site in names.calls:
         if names.api_of(site.node.func, site.scope, site.order) in _DEVICE_LISTINGS:
             yield from _hidden_initialization(ctx, site, sessions)
+
+
+def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
+    """Whether this family finds nothing once `fixed` are: TFM402 needs a device listing, and
+    the file has none (the fixes add only ConfigProto and GPUOptions calls, and bind no name);
+    TFM401 compares sessions, and every session is an entry point whose fix the session
+    family proves leaves it memory-aware, so they all agree."""
+    if not session_config_settled(ctx, fixed):
+        return False
+    names = ctx.names
+    return not any(
+        names.api_of(site.node.func, site.scope, site.order) in _DEVICE_LISTINGS
+        for site in names.calls
+    )
 
 
 def _row(ctx: FileContext, site: CallSite) -> int:

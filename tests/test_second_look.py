@@ -1,0 +1,214 @@
+"""After a round of fixes the engine looks at the fixed text again, since a fix can bring a
+finding, unless every rule family is sure it finds nothing there (`engine._nothing_left`).
+Skipping that look must never change a result: each test fixes a text both ways, with the
+shortcut and with the look always taken, and compares everything `fix_text` returns."""
+
+from __future__ import annotations
+
+import contextlib
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import FIXTURES
+from tfmemlint import engine
+from tfmemlint.model import Finding
+from tfmemlint.rules.session_config.check import ENTRY_POINTS
+from tfmemlint.safety import UnsafeFixError
+from tfmemlint.settings import Policy, Settings, select_rules
+
+GROWTH = Settings.default()
+FRACTION = GROWTH._replace(policy=Policy(0.5))
+
+
+@contextlib.contextmanager
+def _counted(skipped: list[bool]) -> Iterator[None]:
+    """Note whether each round skipped the second look."""
+    real = engine._nothing_left
+
+    def noted(*args: object) -> bool:
+        skipped.append(real(*args))  # type: ignore[arg-type]
+        return skipped[-1]
+
+    engine._nothing_left = noted  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        engine._nothing_left = real  # type: ignore[assignment]
+
+
+def _both_ways(text: str, chosen: Settings = GROWTH) -> tuple[object, bool]:
+    """What fixing `text` gives, the same with the second look always taken; and whether the
+    shortcut skipped it."""
+    outcomes: list[object] = []
+    skipped: list[bool] = []
+    for shortcut in (True, False):
+        with _counted(skipped) if shortcut else _always_looking():
+            try:
+                outcomes.append(engine.fix_text("t.py", text, chosen))
+            except (UnsafeFixError, engine.UnfaithfulParseError) as error:
+                outcomes.append(type(error))
+    assert outcomes[0] == outcomes[1], text
+    return outcomes[0], any(skipped)
+
+
+@contextlib.contextmanager
+def _always_looking() -> Iterator[None]:
+    real = engine._nothing_left
+    engine._nothing_left = lambda *args: False  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        engine._nothing_left = real  # type: ignore[assignment]
+
+
+def _codes(outcome: object) -> list[str]:
+    assert isinstance(outcome, tuple)
+    remaining: list[Finding] = outcome[2]
+    return [finding.code for finding in remaining]
+
+
+def test_a_session_left_alone_under_noqa_is_looked_at_again() -> None:
+    """The first session's fix was the only finding, yet it brings a TFM401 on the second."""
+    text = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        def main():
+            first = tf.Session()
+            second = tf.Session()  # noqa: TFM101
+            return first, second
+        """
+    )
+    outcome, skipped = _both_ways(text)
+    assert not skipped
+    assert _codes(outcome) == ["TFM401"]
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        # TFM402: the listing comes before the session the fix configures.
+        "from tensorflow.python.client import device_lib\nprint(device_lib.list_local_devices())\n",
+        # Another session, memory-aware already: the two differ until both are fixed.
+        "other = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))\n",
+        # set_session, a fraction (the values family's words), TF_FORCE_GPU_ALLOW_GROWTH.
+        "tf.keras.backend.set_session(tf.Session())\n",
+        "limits = {'per_process_gpu_memory_fraction': 0.3}\n",
+        "os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'true'\n",
+    ],
+)
+def test_what_a_fix_may_change_is_looked_at_again(before: str) -> None:
+    text = f"import os\nimport tensorflow as tf\n{before}sess = tf.Session()\n"
+    _, skipped = _both_ways(text)
+    assert not skipped
+
+
+@pytest.mark.parametrize(
+    "api",
+    sorted(
+        api
+        for api, entry in ENTRY_POINTS.items()
+        if not entry.creator and entry.fraction_keyword is None and not entry.missing_is_fine
+    ),
+)
+def test_each_entry_point_fixed_alone_needs_no_second_look(api: str) -> None:
+    """For every entry point the shortcut may vouch for: its fix, alone in a module and in a
+    script with a `__main__` guard, leaves nothing, with or without the second look."""
+    call = "tf.compat.v1." + api + "()"
+    for text in (
+        f"import tensorflow as tf\nx = {call}\n",
+        f"import tensorflow as tf\n\n\ndef main():\n    return {call}\n\n\n"
+        'if __name__ == "__main__":\n    main()\n',
+    ):
+        outcome, skipped = _both_ways(text)
+        assert skipped, text
+        assert _codes(outcome) == [], text
+
+
+def test_a_fraction_policy_always_looks_again() -> None:
+    """Under `--policy fraction=F` the fix writes what the values family judges."""
+    outcome, skipped = _both_ways("import tensorflow as tf\nsess = tf.Session()\n", FRACTION)
+    assert not skipped
+    assert _codes(outcome) == []
+
+
+def test_every_fixture_gives_the_same_with_or_without_the_second_look() -> None:
+    skipped_somewhere = 0
+    for path in sorted((FIXTURES / "before").glob("*.py")) + sorted(
+        (FIXTURES / "python2").glob("*.py")
+    ):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue  # the invalid-encoding fixture: never fixed
+        for chosen in (GROWTH, FRACTION, Settings(Policy(), select_rules(extend_select=["TFM"]))):
+            skipped_somewhere += _both_ways(text, chosen)[1]
+    assert skipped_somewhere >= 10
+
+
+# Statements a module may hold, each using `tf`, `os` and `device_lib` as imported below.
+STATEMENTS = [
+    "sess = tf.Session()",
+    "sess = tf.Session()  # noqa: TFM101",
+    "sess = tf.compat.v1.InteractiveSession()",
+    "sess = tf.Session(config=cfg)",
+    "sess = tf.Session(config=None)",
+    "sess = tf.Session(tf.ConfigProto())",
+    "sess = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))",
+    "sess = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=False)))",
+    "cfg = tf.ConfigProto()",
+    "cfg = tf.ConfigProto(gpu_options=tf.GPUOptions(per_process_gpu_memory_fraction=1.0))",
+    "cfg.gpu_options.allow_growth = True",
+    "server = tf.train.Server(cluster)",
+    "sess = tf.Session(server.target)",
+    "hooks = tf.train.MonitoredSession()",
+    "run = tf.estimator.RunConfig()",
+    "run = tf.contrib.learn.RunConfig()",
+    "tf.keras.backend.set_session(sess)",
+    "print(device_lib.list_local_devices())",
+    "tf.test.is_gpu_available()",
+    "os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'false'",
+    "os.environ['CUDA_VISIBLE_DEVICES'] = '0'",
+    "gpus = tf.config.list_physical_devices('GPU')",
+    "tf.config.experimental.set_memory_growth(gpus[0], True)",
+    "model.fit(x, y)",
+    "tf.enable_eager_execution()",
+    "sess = make_session()",
+]
+HEADERS = [
+    "import os\nimport tensorflow as tf\nfrom tensorflow.python.client import device_lib\n",
+    "import os\nimport tensorflow.compat.v1 as tf\nfrom tensorflow.python.client import device_lib\n",
+]
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> str:
+    """A module with a session to fix and up to three other statements, each at the top, in
+    a function, behind an `if` or a `__main__` guard, in any order: most often one statement
+    away from a module the shortcut vouches for."""
+    statements = [STATEMENTS[0], *draw(st.lists(st.sampled_from(STATEMENTS), max_size=3))]
+    lines = [draw(st.sampled_from(HEADERS))]
+    for statement in draw(st.permutations(statements)):
+        place = draw(st.sampled_from(["top", "function", "branch", "main"]))
+        if place == "top":
+            lines.append(statement + "\n")
+        elif place == "function":
+            lines.append(f"\n\ndef work():\n    {statement}\n")
+        elif place == "branch":
+            lines.append(f"if flag:\n    {statement}\nelse:\n    pass\n")
+        else:
+            lines.append(f'if __name__ == "__main__":\n    {statement}\n')
+    return "".join(lines)
+
+
+@settings(max_examples=400, deadline=None)
+@given(programs(), st.sampled_from([GROWTH, FRACTION]))
+def test_any_program_gives_the_same_with_or_without_the_second_look(
+    text: str, chosen: Settings
+) -> None:
+    _both_ways(text, chosen)
