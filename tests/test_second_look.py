@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import textwrap
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from tests.conftest import FIXTURES
 from tfmemlint import engine
 from tfmemlint.model import Finding
+from tfmemlint.project import ProjectIndex
 from tfmemlint.rules.session_config.check import ENTRY_POINTS
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings, select_rules
@@ -40,15 +42,18 @@ def _counted(skipped: list[bool]) -> Iterator[None]:
         engine._nothing_left = real  # type: ignore[assignment]
 
 
-def _both_ways(text: str, chosen: Settings = GROWTH) -> tuple[object, bool]:
+def _both_ways(
+    text: str, chosen: Settings = GROWTH, path: Path | None = None
+) -> tuple[object, bool]:
     """What fixing `text` gives, the same with the second look always taken; and whether the
-    shortcut skipped it."""
+    shortcut skipped it. `path`: the file's place in a project, whose modules it imports."""
     outcomes: list[object] = []
     skipped: list[bool] = []
     for shortcut in (True, False):
+        project = ProjectIndex().resolver(str(path)) if path else None
         with _counted(skipped) if shortcut else _always_looking():
             try:
-                outcomes.append(engine.fix_text("t.py", text, chosen))
+                outcomes.append(engine.fix_text(str(path or "t.py"), text, chosen, project=project))
             except (UnsafeFixError, engine.UnfaithfulParseError) as error:
                 outcomes.append(type(error))
     assert outcomes[0] == outcomes[1], text
@@ -87,6 +92,37 @@ def test_a_session_left_alone_under_noqa_is_looked_at_again() -> None:
     outcome, skipped = _both_ways(text)
     assert not skipped
     assert _codes(outcome) == ["TFM401"]
+    # Also when another family's fix makes up the count of findings fixed.
+    text = "import os\n" + text + "os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'False'\n"
+    outcome, skipped = _both_ways(text)
+    assert not skipped
+    assert _codes(outcome) == ["TFM401"]
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        (
+            "from tensorflow.python.client import device_lib\n"
+            "print(device_lib.list_local_devices())\n"
+            "sess = S()\n",
+            ["TFM402"],
+        ),
+        ("def main():\n    a = S()\n    b = S()  # noqa: TFM101\n", ["TFM401"]),
+    ],
+)
+def test_a_session_named_through_the_project_is_looked_at_again(
+    tmp_path: Path, program: str, expected: list[str]
+) -> None:
+    """The text never spells `Session`: a project module's alias stands for it."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "aliases.py").write_text("import tensorflow as tf\nS = tf.Session\n")
+    text = f"import tensorflow as tf\nfrom mypkg.aliases import S\n{program}"
+    outcome, skipped = _both_ways(text, path=tmp_path / "run.py")
+    assert not skipped
+    assert _codes(outcome) == expected
 
 
 @pytest.mark.parametrize(
@@ -96,16 +132,35 @@ def test_a_session_left_alone_under_noqa_is_looked_at_again() -> None:
         "from tensorflow.python.client import device_lib\nprint(device_lib.list_local_devices())\n",
         # Another session, memory-aware already: the two differ until both are fixed.
         "other = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))\n",
-        # set_session, a fraction (the values family's words), TF_FORCE_GPU_ALLOW_GROWTH.
+        # A session given to Keras, whose check follows it to where it is made.
         "tf.keras.backend.set_session(tf.Session())\n",
-        "limits = {'per_process_gpu_memory_fraction': 0.3}\n",
-        "os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'true'\n",
+        # Another fix in the same round: the environment changes.
+        "os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'False'\n",
     ],
 )
 def test_what_a_fix_may_change_is_looked_at_again(before: str) -> None:
     text = f"import os\nimport tensorflow as tf\n{before}sess = tf.Session()\n"
-    _, skipped = _both_ways(text)
+    outcome, skipped = _both_ways(text)
     assert not skipped
+    assert isinstance(outcome, tuple) and outcome[1] >= 1
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        "limits = {'per_process_gpu_memory_fraction': 0.3}\n",
+        "os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'false'\n",
+        "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n",
+        "tf.config.experimental.set_memory_growth(gpu, True)\n",
+        'if __name__ == "__main__":\n    print(tf.constant(1))\n',
+    ],
+)
+def test_what_a_session_fix_cannot_change_needs_no_second_look(before: str) -> None:
+    """The other families' inputs are not what the session fix writes."""
+    text = f"import os\nimport tensorflow as tf\n{before}sess = tf.Session()\n"
+    outcome, skipped = _both_ways(text)
+    assert skipped
+    assert _codes(outcome) == []
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ import libcst as cst
 from tfmemlint import fixes, masking, positions, recovery, safety, suppression
 from tfmemlint.model import FILE, Edit, Finding, Fix, Layout, Rule
 from tfmemlint.names import ModuleNames, Scope
-from tfmemlint.prefilter import any_trigger, first_stage
+from tfmemlint.prefilter import any_trigger
 from tfmemlint.project import FileResolver
 from tfmemlint.recovery import Recovery
 from tfmemlint.rules import FAMILIES, RuleFamily, load
@@ -168,18 +168,17 @@ Checker = Callable[[FileContext], Iterable[Finding]]
 @functools.lru_cache(maxsize=8)
 def _checkers(selected: frozenset[str]) -> tuple[Checker, ...]:
     """The checkers of the families that have a selected rule, imported on first use."""
-    return tuple(load(str(family.checker)) for family, _ in _checked_families(selected))
+    return tuple(load(str(family.checker)) for family in _checked_families(selected))
 
 
 @functools.lru_cache(maxsize=8)
-def _checked_families(selected: frozenset[str]) -> tuple[tuple[RuleFamily, frozenset[str]], ...]:
-    """Each family with a checker and a selected rule, with its selected rules' codes."""
-    found = []
-    for family in FAMILIES:
-        codes = frozenset(rule.code for rule in family.rules) & selected
-        if family.checker and codes:
-            found.append((family, codes))
-    return tuple(found)
+def _checked_families(selected: frozenset[str]) -> tuple[RuleFamily, ...]:
+    """The families that have a checker and a selected rule."""
+    return tuple(
+        family
+        for family in FAMILIES
+        if family.checker and any(rule.code in selected for rule in family.rules)
+    )
 
 
 def _without_cycle_collection(function: Callable[_P, _R]) -> Callable[_P, _R]:
@@ -521,7 +520,7 @@ def _fix_masked(
         if not applied:
             break
         fixed_count += applied
-        if _nothing_left(linted, applied, new_text, settings, project):
+        if _nothing_left(linted, applied, settings):
             current, findings = new_text, []
             break
         tree = _reparse(linted.context, new_text) if linted.parsed else None
@@ -546,27 +545,18 @@ def _fix_masked(
     return current, fixed_count, findings
 
 
-def _nothing_left(
-    linted: _Linted, applied: int, text: str, settings: Settings, project: FileResolver | None
-) -> bool:
-    """Whether `text`, the fixes of every finding of `linted` applied, is sure to hold no
-    finding, so that looking at it again would be wasted. Each family must be sure: one whose
-    words the text lacks finds nothing there (the pre-filter's first stage, on this text);
-    the others must prove it from the look before (`RuleFamily.settled_by_fixes`). A finding
-    fixed is no proof by itself: configuring one session can make another, left alone under
-    `noqa`, a TFM401 (tests/test_second_look.py)."""
-    context = linted.context
-    if applied != len(linted.findings) or not linted.parsed or context.layout is not FILE:
+def _nothing_left(linted: _Linted, applied: int, settings: Settings) -> bool:
+    """Whether the text that the fixes of every finding of `linted` make is sure to hold no
+    finding, so that looking at it again would be wasted: each family with a selected rule
+    proves it from the look before (`RuleFamily.settled_by_fixes`). A finding fixed is no
+    proof by itself: configuring one session can make another, left alone under `noqa`, a
+    TFM401 (tests/test_second_look.py)."""
+    if applied != len(linted.findings) or not linted.parsed or linted.context.layout is not FILE:
         return False
-    raw: bytes | None = None
-    for family, codes in _checked_families(settings.selected):
-        if family.settled_by_fixes and load(family.settled_by_fixes)(context, linted.findings):
-            continue
-        if raw is None:
-            raw = text.encode("utf-8", "surrogatepass")
-        if first_stage(raw, codes, lambda: project):
-            return False
-    return True
+    return all(
+        family.settled_by_fixes and load(family.settled_by_fixes)(linted.context, linted.findings)
+        for family in _checked_families(settings.selected)
+    )
 
 
 def _reparse(before: FileContext, text: str) -> cst.Module | None:

@@ -53,8 +53,8 @@ class RuleFamily(NamedTuple):
     inert: re.Pattern[bytes] | None = None
     # "module:function" given the context of the engine's look at a file and that look's
     # findings, every one of whose fixes was applied: True only when the family is sure to find
-    # nothing in the fixed text, so the engine need not look again. None: it may find something
-    # there, unless the fixed text lacks its words (the pre-filter's first stage).
+    # nothing in the fixed text. The engine looks at a fixed text again unless every family
+    # with a selected rule is sure; None: never.
     settled_by_fixes: str | None = None
 
 

@@ -102,4 +102,5 @@ FAMILY = RuleFamily(
         "set_visible_devices",
     ),
     checker="tfmemlint.rules.eager.check:check",
+    settled_by_fixes="tfmemlint.rules.eager.check:settled_by_fixes",
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -27,6 +27,7 @@ from tfmemlint.rules.runtime import (
     growth_enabled,
     starts_runtime,
 )
+from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
 
 # A device drawn from every physical GPU (`gpus[0]` of `gpus = list_physical_devices("GPU")`).
 _ALL_GPUS = "<every GPU>"
@@ -62,6 +63,16 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         if config.api in GROWTH and growth_enabled(config.site.node) and not restricted:
             yield from _growth_on_some(ctx, config)
     yield from _growth_and_limit(ctx, [c for c in configs if c not in late])
+
+
+def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
+    """Whether this family finds nothing once `fixed` are: where the session family proves
+    that they only write the growth config into session calls, the calls they add
+    (ConfigProto, GPUOptions) neither set devices up nor start the runtime, every other call
+    names the API it did, in the same order and blocks, and the environment is as it was: it
+    finds in the fixed text what it found here, which was nothing, since every finding here
+    was fixed (one it suppressed stays suppressed: its line moves with the comment on it)."""
+    return session_config_settled(ctx, fixed)
 
 
 def _short(api: str) -> str:

@@ -41,4 +41,5 @@ FAMILY = RuleFamily(
     rules=(INVALID_FORCE_GROWTH,),
     triggers=(b"TF_FORCE_GPU_ALLOW_GROWTH",),
     checker="tfmemlint.rules.process_wide.check:check",
+    settled_by_fixes="tfmemlint.rules.process_wide.check:settled_by_fixes",
 )

@@ -3,7 +3,7 @@ the analysis the session rules consult before reporting a session."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -169,6 +169,18 @@ def check(ctx: FileContext) -> Iterator[Finding]:
             quoted = f"{setting.value.prefix}{setting.value.quote}{wanted}{setting.value.quote}"
             fix = Fix(f'Set it to "{wanted}"', (fixes.replace(ctx, setting.value, quoted),))
         yield ctx.finding(INVALID_FORCE_GROWTH, message, setting.value, fix)
+
+
+def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
+    """Whether this family finds nothing once `fixed` are: where the session family proves
+    that they only write the growth config into session calls, they set no environment
+    variable and hide no GPU, so it finds in the fixed text what it found here, which was
+    nothing, since every finding here was fixed (one it suppressed stays suppressed: its line
+    moves with the comment on it)."""
+    # Imported here: the session family's logic imports this module.
+    from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
+
+    return session_config_settled(ctx, fixed)
 
 
 def _is_builtin_str(ctx: FileContext, setting: EnvSetting) -> bool:

@@ -170,16 +170,20 @@ def check(ctx: FileContext) -> Iterator[Finding]:
 
 def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
     """Whether this family finds nothing once `fixed` are: every entry point of the file had
-    one finding, a TFM101 among `fixed`, whose fix writes the growth config into the call and
-    nothing outside it. That binds no name, and each entry point keeps its other arguments,
-    the names it sees and the process-wide settings before it: all its verdict rests on but
-    the config, which it now gets, memory-aware. The calls the fix adds (ConfigProto,
-    GPUOptions) are no entry points. (Under a fraction policy the values family, not this one,
-    judges what the fix writes: only growth counts here.)"""
+    one finding, a TFM101, and `fixed` are those, each fixed by writing the growth config
+    into its call, and nothing outside it. So the fixed text differs from this one only by
+    `config=...ConfigProto(gpu_options=...GPUOptions(allow_growth=True))` inside those calls:
+    that binds no name, and each entry point keeps its other arguments, the names it sees and
+    the process-wide settings before it, all its verdict rests on but the config, which it now
+    gets, memory-aware; the calls it adds are no entry points. (Under a fraction policy the
+    values family would judge what the fix writes: only growth counts here.)
+
+    The other families build on this: what such an edit can change for each is on its own
+    `settled_by_fixes`."""
     seen = ctx.cache.get(_SEEN)
     if not isinstance(seen, list) or not seen or ctx.policy.fraction is not None:
         return False
-    return all(
+    return len(fixed) == len(seen) and all(
         session is not None and _fixed_in_the_call(session, findings, fixed)
         for session, findings in seen
     )

@@ -101,4 +101,5 @@ FAMILY = RuleFamily(
     triggers=(b"per_process_gpu_memory_fraction", b"memory_limit_mb", b"DeviceConfiguration"),
     modules=TENSORFLOW_MODULES,
     checker="tfmemlint.rules.values.check:check",
+    settled_by_fixes="tfmemlint.rules.values.check:settled_by_fixes",
 )

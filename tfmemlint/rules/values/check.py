@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
 from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding
 from tfmemlint.rules import literals
+from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
 from tfmemlint.rules.values import (
     FRACTION_OUT_OF_RANGE,
     FRACTION_UNIFIED_MEMORY,
@@ -51,6 +52,16 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     for assign in names.attribute_assigns:
         if assign.target.attr.value == FRACTION:
             yield from _fraction(ctx, assign.node.value)
+
+
+def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
+    """Whether this family finds nothing once `fixed` are: where the session family proves
+    that they only write the growth config into session calls, they add the keywords
+    `config`, `gpu_options` and `allow_growth` and calls to ConfigProto and GPUOptions,
+    none of which this family reads, and change no API a call names: it finds in the fixed
+    text what it found here, which was nothing, since every finding here was fixed (one it
+    suppressed stays suppressed: its line moves with the comment on it)."""
+    return session_config_settled(ctx, fixed)
 
 
 def _fraction(ctx: FileContext, value: cst.BaseExpression) -> Iterator[Finding]:
