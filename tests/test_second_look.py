@@ -6,7 +6,9 @@ shortcut and with the look always taken, and compares everything `fix_text` retu
 from __future__ import annotations
 
 import contextlib
+import gc
 import textwrap
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES
 from tfmemlint import engine
-from tfmemlint.model import Finding
+from tfmemlint.model import FILE, Finding
 from tfmemlint.project import ProjectIndex
 from tfmemlint.rules.session_config.check import ENTRY_POINTS
 from tfmemlint.safety import UnsafeFixError
@@ -74,6 +76,25 @@ def _codes(outcome: object) -> list[str]:
     assert isinstance(outcome, tuple)
     remaining: list[Finding] = outcome[2]
     return [finding.code for finding in remaining]
+
+
+def test_what_a_look_keeps_for_the_proofs_leaves_the_file_to_reference_counting() -> None:
+    """A look's context is freed as soon as it is dropped: what the session family keeps for
+    its proof in the context's cache must not point back at the context (a cycle would keep
+    every file's tree alive until the cycle collector ran)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        linted = engine._lint_masked(
+            "t.py", "import tensorflow as tf\nsess = tf.Session()\n", GROWTH, FILE
+        )
+        assert linted.context.cache
+        context = weakref.ref(linted.context)
+        del linted
+        assert context() is None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def test_a_session_left_alone_under_noqa_is_looked_at_again() -> None:

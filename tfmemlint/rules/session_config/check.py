@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -145,25 +146,33 @@ class Verdict:
 AWARE = Verdict(State.AWARE)
 
 
-# What `check` saw of a file, for `settled_by_fixes`: each entry point's check and findings
-# (None for a `set_session` call), once it has seen them all.
+class _Seen(NamedTuple):
+    """A call `check` saw, for `settled_by_fixes`: an entry point (None for `set_session`)
+    and its findings. It holds no context: in the context's own cache, one would keep it
+    alive in a cycle, out of reach of reference counting."""
+
+    entry: EntryPoint | None
+    call: cst.Call
+    findings: list[Finding]
+
+
+# Where `check` leaves what it saw of a file, once it has seen it all.
 _SEEN = "session_config.seen"
 
 
 def check(ctx: FileContext) -> Iterator[Finding]:
-    seen: list[tuple[SessionCheck | None, list[Finding]]] = []
+    seen: list[_Seen] = []
     for site in ctx.names.calls:
         found = entry_point(ctx, site)
         if found is not None:
-            session = SessionCheck(ctx, site, *found)
-            findings = list(session.findings())
-            seen.append((session, findings))
+            findings = list(SessionCheck(ctx, site, *found).findings())
+            seen.append(_Seen(found[0], site.node, findings))
             yield from findings
         elif (
             ctx.names.api_of(site.node.func, site.scope, site.order) == "keras.backend.set_session"
         ):
             findings = list(_keras_session(ctx, site))
-            seen.append((None, findings))
+            seen.append(_Seen(None, site.node, findings))
             yield from findings
     ctx.cache[_SEEN] = seen
 
@@ -183,22 +192,19 @@ def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
     seen = ctx.cache.get(_SEEN)
     if not isinstance(seen, list) or not seen or ctx.policy.fraction is not None:
         return False
-    return len(fixed) == len(seen) and all(
-        session is not None and _fixed_in_the_call(session, findings, fixed)
-        for session, findings in seen
-    )
+    return len(fixed) == len(seen) and all(_fixed_in_the_call(ctx, call, fixed) for call in seen)
 
 
-def _fixed_in_the_call(
-    session: SessionCheck, findings: list[Finding], fixed: Sequence[Finding]
-) -> bool:
-    entry = session.entry
-    if entry.creator or entry.fraction_keyword is not None or len(findings) != 1:
+def _fixed_in_the_call(ctx: FileContext, seen: _Seen, fixed: Sequence[Finding]) -> bool:
+    entry = seen.entry
+    if entry is None or entry.creator or entry.fraction_keyword is not None:
         return False
-    finding = findings[0]
+    if len(seen.findings) != 1:
+        return False
+    finding = seen.findings[0]
     if finding.code != NO_CONFIG.code or finding.fix is None or finding not in fixed:
         return False
-    start, end = session.ctx.span(session.call)
+    start, end = ctx.span(seen.call)
     return all(start < edit.start and edit.end < end for edit in finding.fix.edits)
 
 
