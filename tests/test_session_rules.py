@@ -554,6 +554,18 @@ def test_config_passed_as_target_is_reported_without_a_fix() -> None:
     assert "passed as `target`" in finding.message
 
 
+def test_a_call_whose_only_argument_is_a_bare_generator_is_not_fixed() -> None:
+    """`f(x for x in y, config=...)` would not parse: a generator without brackets must be
+    the only argument. (With brackets of its own it takes the keyword.)"""
+    source = "import tensorflow as tf\nsess = tf.Session(t for t in targets)\n"
+    [finding] = lint_text("t.py", source, settings())
+    assert finding.code == "TFM101" and finding.fix is None
+    assert fix_text("t.py", source, settings()) == (source, 0, [finding])
+    bracketed = source.replace("(t for t in targets)", "((t for t in targets))")
+    growth = "tf." + GROWTH.format(p="tf.")
+    assert fixed(bracketed).endswith(f"tf.Session((t for t in targets), config={growth})\n")
+
+
 def test_bare_session_chosen_in_a_branch_is_reported_but_not_fixed() -> None:
     source = dedent(
         """\

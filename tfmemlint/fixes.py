@@ -39,6 +39,8 @@ def add_keyword(ctx: FileContext, call: cst.Call, keyword: str, value: str) -> E
         return ctx.edit(open_paren + 1, open_paren + 1, argument)
 
     last = call.args[-1]
+    if isinstance(last.value, cst.GeneratorExp) and not last.value.lpar:
+        return None  # `f(x for x in y)`: a generator without brackets must be the only argument
     if not isinstance(last.comma, cst.Comma):
         end = ctx.span(last)[1]
         return ctx.edit(end, end, f", {argument}")
