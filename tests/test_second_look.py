@@ -29,15 +29,18 @@ FRACTION = GROWTH._replace(policy=Policy(0.5))
 
 
 @contextlib.contextmanager
-def _counted(skipped: list[bool]) -> Iterator[None]:
-    """Note whether each round skipped the second look."""
+def _shortcut(noted: list[bool] | None) -> Iterator[None]:
+    """The engine's shortcut, noting in `noted` whether each round took it; with None, never
+    taken: the second look always."""
     real = engine._nothing_left
 
-    def noted(*args: object) -> bool:
-        skipped.append(real(*args))  # type: ignore[arg-type]
-        return skipped[-1]
+    def replaced(*args: object) -> bool:
+        if noted is None:
+            return False
+        noted.append(real(*args))  # type: ignore[arg-type]
+        return noted[-1]
 
-    engine._nothing_left = noted  # type: ignore[assignment]
+    engine._nothing_left = replaced  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -51,25 +54,15 @@ def _both_ways(
     shortcut skipped it. `path`: the file's place in a project, whose modules it imports."""
     outcomes: list[object] = []
     skipped: list[bool] = []
-    for shortcut in (True, False):
+    for noted in (skipped, None):
         project = ProjectIndex().resolver(str(path)) if path else None
-        with _counted(skipped) if shortcut else _always_looking():
+        with _shortcut(noted):
             try:
                 outcomes.append(engine.fix_text(str(path or "t.py"), text, chosen, project=project))
             except (UnsafeFixError, engine.UnfaithfulParseError) as error:
                 outcomes.append(type(error))
     assert outcomes[0] == outcomes[1], text
     return outcomes[0], any(skipped)
-
-
-@contextlib.contextmanager
-def _always_looking() -> Iterator[None]:
-    real = engine._nothing_left
-    engine._nothing_left = lambda *args: False  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        engine._nothing_left = real  # type: ignore[assignment]
 
 
 def _codes(outcome: object) -> list[str]:
