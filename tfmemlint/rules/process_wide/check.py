@@ -13,6 +13,7 @@ from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
 from tfmemlint.names import CallSite, ModuleNames, Scope
 from tfmemlint.rules import literals
+from tfmemlint.rules.environment import EnvSetting, env_settings
 from tfmemlint.rules.process_wide import INVALID_FORCE_GROWTH
 from tfmemlint.rules.runtime import VISIBILITY, argument
 
@@ -20,19 +21,6 @@ FORCE_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
 VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
 _MEANS_YES = frozenset({"true", "1", "yes", "y", "on"})
 _MEANS_NO = frozenset({"false", "0", "no", "n", "off"})
-
-
-@dataclass(frozen=True)
-class EnvSetting:
-    variable: str
-    value: cst.BaseExpression
-    node: cst.CSTNode
-    scope: Scope
-    order: int
-
-    @property
-    def text(self) -> str | None:
-        return literals.string(self.value)
 
 
 @dataclass(frozen=True)
@@ -56,7 +44,8 @@ def process_wide(ctx: FileContext) -> ProcessWide:
     cached = ctx.cache.get("process_wide")
     if isinstance(cached, ProcessWide):
         return cached
-    env = tuple(_env_settings(ctx.names)) if _mentions_env(ctx.text) else ()
+    wanted = (FORCE_GROWTH, VISIBLE_DEVICES)
+    env = tuple(env_settings(ctx.names, wanted)) if _mentions_env(ctx.text) else ()
     limits = []
     for setting in env:
         if setting.variable == FORCE_GROWTH and setting.text == "true":
@@ -74,48 +63,6 @@ def process_wide(ctx: FileContext) -> ProcessWide:
 
 def _mentions_env(text: str) -> bool:
     return FORCE_GROWTH in text or VISIBLE_DEVICES in text
-
-
-def _is_environ(names: ModuleNames, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
-    return names.qualified_names(expr, scope, order) == {"os.environ"}
-
-
-def _env_settings(names: ModuleNames) -> Iterator[EnvSetting]:
-    wanted = (FORCE_GROWTH, VISIBLE_DEVICES)
-    for assign in names.subscript_assigns:
-        target = assign.target
-        element = target.slice[0].slice if len(target.slice) == 1 else None
-        key = literals.string(element.value) if isinstance(element, cst.Index) else None
-        if key in wanted and _is_environ(names, target.value, assign.scope, assign.order):
-            yield EnvSetting(key, assign.node.value, assign.node, assign.scope, assign.order)
-    for site in names.calls:
-        call, func = site.node, site.node.func
-        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
-        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-        if isinstance(func, cst.Attribute) and _is_environ(
-            names, func.value, site.scope, site.order
-        ):
-            if func.attr.value == "setdefault" and len(positional) == 2:
-                pairs.append((positional[0], positional[1]))
-            elif func.attr.value == "update":
-                for arg in call.args:
-                    if arg.keyword is not None:
-                        pairs.append((cst.SimpleString(f'"{arg.keyword.value}"'), arg.value))
-                    elif isinstance(arg.value, cst.Dict):
-                        pairs += [
-                            (e.key, e.value)
-                            for e in arg.value.elements
-                            if isinstance(e, cst.DictElement)
-                        ]
-        elif (
-            names.qualified_names(func, site.scope, site.order) == {"os.putenv"}
-            and len(positional) == 2
-        ):
-            pairs.append((positional[0], positional[1]))
-        for key, value in pairs:
-            variable = literals.string(key)
-            if variable in wanted:
-                yield EnvSetting(variable, value, call, site.scope, site.order)
 
 
 def hides_all_gpus(names: ModuleNames, site: CallSite) -> bool:

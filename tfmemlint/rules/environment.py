@@ -1,0 +1,73 @@
+"""What a module writes into its own process environment (`os.environ[...] = ...`,
+`setdefault`, `update`, `os.putenv`), as literal settings the rules read: TensorFlow's
+variables, CUDA's and Keras's. Shared by the families; it reads only `names`."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfmemlint.names import ModuleNames, Scope
+from tfmemlint.rules import literals
+
+
+@dataclass(frozen=True)
+class EnvSetting:
+    variable: str
+    value: cst.BaseExpression
+    node: cst.CSTNode  # the assignment or the call that makes the setting
+    scope: Scope
+    order: int
+    # `os.environ.setdefault`: a value the shell already gave wins over this one.
+    default_only: bool = False
+
+    @property
+    def text(self) -> str | None:
+        return literals.string(self.value)
+
+
+def _is_environ(names: ModuleNames, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    return names.qualified_names(expr, scope, order) == {"os.environ"}
+
+
+def env_settings(names: ModuleNames, wanted: Collection[str]) -> Iterator[EnvSetting]:
+    """Every setting of one of the `wanted` variables that the module makes, by a literal key,
+    in the order of the two ways: item assignments first, then calls."""
+    for assign in names.subscript_assigns:
+        target = assign.target
+        element = target.slice[0].slice if len(target.slice) == 1 else None
+        key = literals.string(element.value) if isinstance(element, cst.Index) else None
+        if key in wanted and _is_environ(names, target.value, assign.scope, assign.order):
+            yield EnvSetting(key, assign.node.value, assign.node, assign.scope, assign.order)
+    for site in names.calls:
+        call, func = site.node, site.node.func
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        default_only = False
+        if isinstance(func, cst.Attribute) and _is_environ(
+            names, func.value, site.scope, site.order
+        ):
+            if func.attr.value == "setdefault" and len(positional) == 2:
+                pairs.append((positional[0], positional[1]))
+                default_only = True
+            elif func.attr.value == "update":
+                for arg in call.args:
+                    if arg.keyword is not None:
+                        pairs.append((cst.SimpleString(f'"{arg.keyword.value}"'), arg.value))
+                    elif isinstance(arg.value, cst.Dict):
+                        pairs += [
+                            (e.key, e.value)
+                            for e in arg.value.elements
+                            if isinstance(e, cst.DictElement)
+                        ]
+        elif (
+            names.qualified_names(func, site.scope, site.order) == {"os.putenv"}
+            and len(positional) == 2
+        ):
+            pairs.append((positional[0], positional[1]))
+        for key, value in pairs:
+            variable = literals.string(key)
+            if variable in wanted:
+                yield EnvSetting(variable, value, call, site.scope, site.order, default_only)
