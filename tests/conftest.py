@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,20 @@ def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
         for stage in (may_have_findings, code_may_have_findings):
             assert stage(raw, settings.selected), f"{stage.__name__} drops:\n{text}"
     return found
+
+
+def codes(source: str, filename: str = "t.py", settings: Settings | None = None) -> list[str]:
+    """The codes of the findings in `source` (dedented), by default under the default settings."""
+    chosen = settings if settings is not None else Settings.default()
+    return [f.code for f in lint_text(filename, textwrap.dedent(source), chosen)]
+
+
+def fixed(source: str, settings: Settings | None = None) -> str:
+    """What fixing `source` (dedented) makes of it, by default under the default settings."""
+    from tfmemlint.engine import fix_text
+
+    chosen = settings if settings is not None else Settings.default()
+    return fix_text("t.py", textwrap.dedent(source), chosen)[0]
 
 
 def run_cli(

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import lint_text, run_cli, write_notebook
-from tfmemlint.engine import fix_text
+from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
 from tfmemlint.prefilter import code_may_have_findings, may_have_findings, prefilter_verdict
 from tfmemlint.project import ProjectIndex
 from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
@@ -22,18 +21,17 @@ from tfmemlint.settings import Policy, Settings
 DEFAULT = Settings.default()
 
 
-def codes(source: str, filename: str = "t.py", settings: Settings = DEFAULT) -> list[str]:
-    return [f.code for f in lint_text(filename, textwrap.dedent(source), settings)]
-
-
-def fixed(source: str, settings: Settings = DEFAULT) -> str:
-    return fix_text("t.py", textwrap.dedent(source), settings)[0]
-
-
 GROWTH_LOOP = (
     'for gpu in tf.config.list_physical_devices("GPU"):\n'
     "    try:\n        tf.config.experimental.set_memory_growth(gpu, True)\n"
     "    except RuntimeError:\n        pass  # the runtime already started\n"
+)
+# Where the module has no `import tensorflow` of its own: one comes inside the `try`.
+GROWTH_WITH_IMPORT = (
+    "try:\n    import tensorflow as tf\n\n"
+    '    for gpu in tf.config.list_physical_devices("GPU"):\n'
+    "        tf.config.experimental.set_memory_growth(gpu, True)\n"
+    "except RuntimeError:\n    pass  # the runtime already started\n"
 )
 
 SCRIPT = """\
@@ -56,7 +54,7 @@ def test_an_unconfigured_script_is_reported_by_default_and_fixed_after_the_impor
     assert "`tf.ones()` (line 6)" in finding.message
     result = fixed(SCRIPT)
     assert result == SCRIPT.replace(
-        "import tensorflow as tf\n", "import tensorflow as tf\n" + GROWTH_LOOP
+        "import tensorflow as tf\n", "import tensorflow as tf\n\n" + GROWTH_LOOP
     )
     assert codes(result) == []
     ignored = Settings(DEFAULT.policy, DEFAULT.selected - {"TFM205"})
@@ -156,7 +154,7 @@ def test_frameworks_that_configure_only_with_their_arguments() -> None:
 def test_the_fix_imports_tensorflow_where_the_module_imports_only_parts_of_it() -> None:
     source = "from tensorflow import keras\nmodel = keras.Sequential()\nmodel.fit(x, y)\n"
     result = fixed(source)
-    assert result == source.replace("keras\n", "keras\nimport tensorflow as tf\n" + GROWTH_LOOP, 1)
+    assert result == source.replace("keras\n", "keras\n\n" + GROWTH_WITH_IMPORT, 1)
     assert codes(result) == []
     taken = "tf = 1\n" + source
     [finding] = lint_text("t.py", taken, DEFAULT)
@@ -283,7 +281,7 @@ def test_a_notebook_is_fixed_in_the_cell_that_imports_tensorflow(tmp_path: Path)
     assert len(after["cells"]) == 2
     assert "".join(
         after["cells"][0]["source"]
-    ) == "import numpy as np\nimport tensorflow as tf\n" + GROWTH_LOOP.rstrip("\n")
+    ) == "import numpy as np\nimport tensorflow as tf\n\n" + GROWTH_LOOP.rstrip("\n")
     assert after["cells"][1]["source"] == ["tf.ones([1])"]
 
 

@@ -62,6 +62,8 @@ TF2_UNOBSERVABLE_WITHOUT_GPU = {
     "tf2_main_guard.py",
     "tf2_module_level_fit.py",
     "tf2_typer_app.py",
+    "keras3_default_backend.py",
+    "keras3_explicit_tensorflow.py",
     "project_tf2_configured/train_helper.py",
     "project_tf2_configured/train_imported.py",
     "project_tf2_scripts/run_train.py",

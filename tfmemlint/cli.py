@@ -68,6 +68,12 @@ def _codes(values: tuple[str, ...]) -> list[str]:
     help="How fixes limit memory: allow_growth (the default), or a per-process fraction in (0, 1].",
 )
 @click.option(
+    "--guest-policy",
+    type=click.Choice(("hide", "growth")),
+    help="What fixes do where TensorFlow is a guest in a JAX or PyTorch program: hide its GPUs "
+    "from TensorFlow (the default), or apply --policy.",
+)
+@click.option(
     "--output-format",
     type=click.Choice(FORMATS),
     envvar="TFMEMLINT_OUTPUT_FORMAT",
@@ -156,6 +162,7 @@ def check(
     diff: bool,
     add_noqa: bool,
     policy: str | None,
+    guest_policy: str | None,
     output_format: str | None,
     config_path: str | None,
     isolated: bool,
@@ -207,14 +214,19 @@ def check(
 
         try:
             return settings.build(
-                file_config, policy, _codes(select), _codes(extend_select), _codes(ignore)
+                file_config,
+                policy,
+                _codes(select),
+                _codes(extend_select),
+                _codes(ignore),
+                guest_policy,
             )
         except settings.SettingsError as exc:
             raise click.UsageError(str(exc)) from None
 
     # Settings that were given may be wrong, and are checked before the walk; the defaults are
     # built once a run needs them: a replayed run never imports the rule registry.
-    given = policy or select or extend_select or ignore
+    given = policy or guest_policy or select or extend_select or ignore
     settings = run_settings() if given or _SETTINGS_KEYS & set(file_config.values) else None
     mode: Any = "fix" if fix else "diff" if diff else "check"
     report_to = sys.stdout
@@ -311,7 +323,17 @@ def check(
 
 
 # The configuration's keys that settings are built from.
-_SETTINGS_KEYS = frozenset({"policy", "select", "extend-select", "ignore", "per-file-ignores"})
+_SETTINGS_KEYS = frozenset(
+    {
+        "policy",
+        "guest-policy",
+        "keras-backend",
+        "select",
+        "extend-select",
+        "ignore",
+        "per-file-ignores",
+    }
+)
 
 
 def _to_terminal(output_file: str | None) -> bool:

@@ -17,7 +17,7 @@ PYPROJECT = "pyproject.toml"
 SECTION = "[tool.tfmemlint]"
 
 _LISTS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
-_STRINGS = ("policy", "output-format", "cache-dir")
+_STRINGS = ("policy", "guest-policy", "keras-backend", "output-format", "cache-dir")
 _BOOLEANS = ("respect-gitignore", "force-exclude")
 KEYS = frozenset({*_LISTS, *_STRINGS, *_BOOLEANS, "per-file-ignores"})
 

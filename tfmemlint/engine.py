@@ -592,11 +592,13 @@ def _reparse(before: FileContext, text: str) -> cst.Module | None:
         line = _reparse_line(before, module.body[first], text, start, old_end)
         if line is not None:
             return _rebuilt(module, body=(*module.body[:first], line, *module.body[last + 1 :]))
+    spans = before._positions.spans
+    if 0 < first < len(extents) and start <= spans[module.body[first]][0]:
+        first -= 1  # it starts in the lines before a statement: the one above comes too
     if first == 0 or last >= len(extents) or extents[first][0] >= start:
         return None
     if not module.has_trailing_newline and last == len(extents) - 1:
         return None
-    spans = before._positions.spans
     # The comment lines before the piece's first statement, and those after its last, belong
     # to whichever block above them is indented as deep: the change must start after the
     # first ones, and the last ones must all start a line's first column.

@@ -104,6 +104,20 @@ def insert_line_after(
     return ctx.edit(insert_at, insert_at, f"{indent}{line}{newline}", key)
 
 
+def insert_after_statement(ctx: FileContext, statement: cst.CSTNode, lines: str) -> Edit:
+    """Insert `lines` (without a final newline) after a statement of the module body, below a
+    blank line: where code after an import block belongs (isort wants the blank line). The
+    edit goes at the end of the statement's last line, before its line break, so that it
+    starts where the statement ends (the fix's reparse then takes it as one piece with it)."""
+    end = ctx.span(statement)[1]
+    row = ctx.lines.location(max(end - 1, 0)).row  # a statement's span ends with its newline
+    newline = ctx.lines.newline_of(row)
+    line_end = ctx.lines.line_end(row)
+    at = line_end - len(newline) if ctx.text.endswith(newline, 0, line_end) else line_end
+    content = newline.join(("", "", *lines.split("\n")))
+    return ctx.edit(at, at, content)
+
+
 def insert_line_before(
     ctx: FileContext, binding: Binding, line: str, key: str | None = None
 ) -> Edit | None:

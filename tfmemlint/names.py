@@ -55,6 +55,7 @@ _PUBLIC_PREFIXES: dict[str, str] = {
     "tf_slim.": "contrib.slim.",
     "keras.backend.tensorflow_backend.": "keras.backend.",
     "keras.": "keras.",
+    "tf_keras.": "keras.",  # Keras 2 for TF2: tf.keras under its own name
 }
 _PREFIXES_LONGEST_FIRST = sorted(_PUBLIC_PREFIXES, key=len, reverse=True)
 

@@ -17,7 +17,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.rules import FAMILIES, RuleFamily, load
-from tfmemlint.rules.unconfigured_program import UNCONFIGURED_PROGRAM
+from tfmemlint.rules.unconfigured_program import FAMILY as UNCONFIGURED_PROGRAM_FAMILY
 from tfmemlint.source import compile_python, parse_python
 
 if TYPE_CHECKING:
@@ -355,4 +355,9 @@ def _script_entry(
 
 
 def _tensorflow_for_tfm205(raw: bytes, selected: frozenset[str]) -> bool:
-    return b"tensorflow" in raw and UNCONFIGURED_PROGRAM.code in selected
+    """Whether the bytes may reach TensorFlow as TFM205 and TFM207 see it (TensorFlow itself,
+    Keras, a library that starts it), and one of the two is selected."""
+    family = UNCONFIGURED_PROGRAM_FAMILY
+    return any(module in raw for module in family.modules) and any(
+        rule.code in selected for rule in family.rules
+    )

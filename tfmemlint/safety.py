@@ -8,7 +8,9 @@ What a fix may add or change, and what is set aside on both sides before compari
 - statements that set `allow_growth` or a memory fraction on a variable;
 - `from tensorflow.core.protobuf import config_pb2`, and `import tensorflow as tf` (TFM205's
   fix, in a module that imports only parts of TensorFlow);
-- statements that call `set_memory_growth` (the growth loops);
+- statements that call `set_memory_growth` (the growth loops), or that hide every GPU from
+  TensorFlow with `set_visible_devices([], "GPU")` (TFM207's fix); either may hold the
+  `import tensorflow as tf` that comes with it;
 - the value given to TF_FORCE_GPU_ALLOW_GROWTH.
 Statement order inside a block is not compared, since TFM203's fix moves configuration up; every
 statement must still be there, once, and unchanged.
@@ -46,7 +48,7 @@ def _mentions(node: ast.AST, value: str) -> bool:
     return any(isinstance(n, ast.Constant) and n.value == value for n in ast.walk(node))
 
 
-def _added_by_a_fix(statement: ast.stmt, growth_calls: bool) -> bool:
+def _added_by_a_fix(statement: ast.stmt, growth_calls: bool, hide_calls: bool = False) -> bool:
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
         target = statement.targets[0]
         if isinstance(target, ast.Attribute) and target.attr in (
@@ -58,9 +60,24 @@ def _added_by_a_fix(statement: ast.stmt, growth_calls: bool) -> bool:
         return [alias.name for alias in statement.names] == ["config_pb2"]
     if isinstance(statement, ast.Import):
         return [(alias.name, alias.asname) for alias in statement.names] == [("tensorflow", "tf")]
-    return growth_calls and any(
-        isinstance(node, ast.Attribute) and node.attr == "set_memory_growth"
+    return (growth_calls or hide_calls) and any(
+        (growth_calls and isinstance(node, ast.Attribute) and node.attr == "set_memory_growth")
+        or (hide_calls and _hides_gpus(node))
         for node in ast.walk(statement)
+    )
+
+
+def _hides_gpus(node: ast.AST) -> bool:
+    """`....set_visible_devices([], "GPU")`."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "set_visible_devices"
+        and len(node.args) == 2
+        and isinstance(node.args[0], ast.List)
+        and not node.args[0].elts
+        and isinstance(node.args[1], ast.Constant)
+        and node.args[1].value == "GPU"
     )
 
 
@@ -72,11 +89,12 @@ class _Normalizer:
         # Words neither text holds need no search through every statement's subtree.
         self.growth_calls = any("set_memory_growth" in text for text in texts)
         self.force_growth = any(_FORCE_GROWTH in text for text in texts)
+        self.hide_calls = any("set_visible_devices" in text for text in texts)
 
     def kept(self, node: ast.AST, block: list[ast.stmt]) -> list[ast.stmt]:
         """The statements of one of `node`'s blocks that no fix added, as they stand before
         they are visited."""
-        kept = [s for s in block if not _added_by_a_fix(s, self.growth_calls)]
+        kept = [s for s in block if not _added_by_a_fix(s, self.growth_calls, self.hide_calls)]
         # An emptied block (`if gpus:` around a growth call) keeps one placeholder; a module
         # needs none (its unchanged statements are set aside before this).
         return kept or ([] if isinstance(node, ast.Module) else [ast.Pass()])

@@ -15,10 +15,19 @@ class SettingsError(ValueError):
     """A bad option value; the CLI turns it into a usage error (exit 2)."""
 
 
+GUEST_FIXES = ("hide", "growth")
+KERAS_BACKENDS = ("tensorflow", "jax", "torch", "numpy", "openvino")
+
+
 class Policy(NamedTuple):
-    """How a fix limits memory: `growth`, or a cap of `fraction` of the GPU's total memory."""
+    """How a fix limits memory: `growth`, or a cap of `fraction` of the GPU's total memory;
+    what it does where TensorFlow is a guest in a JAX or PyTorch program (`hide` its GPUs, or
+    the `growth` policy); and the Keras backend the environment gives, when the configuration
+    says (None: Keras's own default, unless the code sets one)."""
 
     fraction: float | None = None
+    guest: str = "hide"
+    keras_backend: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Policy:
@@ -43,8 +52,22 @@ class Policy(NamedTuple):
             return "allow_growth", "True"
         return "per_process_gpu_memory_fraction", repr(self.fraction)
 
+    def with_guest(self, guest: str | None, keras_backend: str | None) -> Policy:
+        """This policy with the guest fix and the Keras backend checked and set."""
+        if guest is not None and guest not in GUEST_FIXES:
+            raise SettingsError(f"unknown guest policy {guest!r}: use 'hide' or 'growth'")
+        if keras_backend is not None and keras_backend not in KERAS_BACKENDS:
+            known = ", ".join(KERAS_BACKENDS)
+            raise SettingsError(f"unknown keras-backend {keras_backend!r}: use one of {known}")
+        return self._replace(guest=guest or "hide", keras_backend=keras_backend)
+
     def __str__(self) -> str:
-        return "growth" if self.fraction is None else f"fraction={self.fraction!r}"
+        text = "growth" if self.fraction is None else f"fraction={self.fraction!r}"
+        if self.guest != "hide":
+            text += f";guest={self.guest}"
+        if self.keras_backend is not None:
+            text += f";keras-backend={self.keras_backend}"
+        return text
 
 
 def _matches(code: str, selector: str) -> bool:
@@ -112,12 +135,15 @@ def build(
     select: Sequence[str],
     extend_select: Sequence[str],
     ignore: Sequence[str],
+    guest_policy: str | None = None,
 ) -> Settings:
     """Command-line options over the configuration file over the defaults. --select replaces the
     file's selection; --extend-select and --ignore add to the file's."""
     where = f"{file_config.path}: " if file_config.path else ""
     try:
-        chosen_policy = Policy.parse(policy or file_config.get("policy", "growth"))
+        chosen_policy = Policy.parse(policy or file_config.get("policy", "growth")).with_guest(
+            guest_policy or file_config.get("guest-policy"), file_config.get("keras-backend")
+        )
         selected = select_rules(
             list(select) or file_config.get("select", []),
             [*file_config.get("extend-select", []), *extend_select],

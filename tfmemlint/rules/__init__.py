@@ -70,6 +70,7 @@ def _families() -> tuple[RuleFamily, ...]:
     from tfmemlint.rules import (
         eager,
         file_errors,
+        keras_backend,
         process_wide,
         session_config,
         unconfigured_program,
@@ -82,6 +83,7 @@ def _families() -> tuple[RuleFamily, ...]:
         process_wide.FAMILY,
         eager.FAMILY,
         unconfigured_program.FAMILY,
+        keras_backend.FAMILY,
         values.FAMILY,
         whole_script.FAMILY,
         file_errors.FAMILY,
@@ -89,5 +91,8 @@ def _families() -> tuple[RuleFamily, ...]:
 
 
 FAMILIES = _families()
-ALL_RULES: tuple[Rule, ...] = tuple(rule for family in FAMILIES for rule in family.rules)
+# In the order of their codes (a family's rules need not be neighbours: TFM206 is Keras's).
+ALL_RULES: tuple[Rule, ...] = tuple(
+    sorted((rule for family in FAMILIES for rule in family.rules), key=lambda rule: rule.code)
+)
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}

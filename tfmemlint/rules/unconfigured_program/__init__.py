@@ -1,7 +1,9 @@
-"""TFM205: a TF2 program that starts TensorFlow's runtime with GPU memory unconfigured. It looks
-where a program starts (its entry point) and follows what runs from there, in order.
+"""TFM205: a TF2 program that starts TensorFlow's runtime with GPU memory unconfigured; TFM207:
+the same where TensorFlow is a guest in a JAX or PyTorch program. They look where a program
+starts (its entry point) and follow what runs from there, in order.
 
-The logic lives beside this page in `check.py`; the frameworks it trusts, in `frameworks.py`.
+The logic lives beside these pages in `check.py`; the frameworks it trusts, in `frameworks.py`;
+the libraries that start TensorFlow, in `tfmemlint/rules/starters.py`.
 """
 
 import re
@@ -45,8 +47,18 @@ UNCONFIGURED_PROGRAM = Rule(
         "`tf.Session`), which the session rules cover; a TPU program; an entry module that "
         "configures GPU memory anywhere the walk could not place (TFM203 reports a setting "
         "that comes too late), or that calls into a project module that sets GPU memory up "
-        "in a way the walk cannot follow; a module with no `import tensorflow` of its own "
-        "(`import keras` may run on another backend). On by default "
+        "in a way the walk cannot follow. A module with no `import tensorflow` of its own is "
+        "looked at when it imports Keras and Keras runs on TensorFlow, or a library that "
+        "starts TensorFlow's runtime: tfds (`load`, `builder(...).as_dataset`, `as_numpy`), "
+        "tensorflow_hub (`load`, `KerasLayer`), transformers' TF classes "
+        "(`TFAutoModel.from_pretrained`), `tf_keras`, tensorflow_text, keras-hub, keras-nlp "
+        "and keras-cv models and layers where Keras runs on TensorFlow, and keras-cv's "
+        "preprocessing layers on every backend (`tfmemlint/rules/starters.py` lists each "
+        "with its source). Keras's backend is read as Keras reads it: "
+        "`os.environ['KERAS_BACKEND']` set before `import keras`, a notebook's "
+        "`%env KERAS_BACKEND=...`, the configuration's `keras-backend`, else `tensorflow`, "
+        "Keras's default, which the message then says. A program that computes with JAX or "
+        "PyTorch and uses TensorFlow only around it is TFM207's. On by default "
         "since 0.2.0 (before, it was opt-in and looked only at `__main__` scripts).",
         why="TF2's eager runtime reserves nearly all of every visible GPU's memory at its first "
         "op (python/eager/context.py; tensorflow/tensorflow#8170 for the other jobs on that "
@@ -60,12 +72,14 @@ UNCONFIGURED_PROGRAM = Rule(
         "    except RuntimeError:\n        pass  # the runtime already started\n\n\n"
         "def main():\n    print(tf.ones([2]))\n\n\n"
         'if __name__ == "__main__":\n    main()',
-        fix_safety="Safe: the loop goes on the line after the entry module's first `import "
-        "tensorflow` (in a notebook, inside the cell that has it; `import tensorflow as tf` "
-        "comes with it when the module imports only parts of TensorFlow and `tf` is free), "
-        "and the `try` keeps a runtime that something else started from crashing the "
-        "program. No fix when the runtime starts before that line (in a module imported "
-        "earlier); when the program sets `CUDA_VISIBLE_DEVICES` (or `CUDA_DEVICE_ORDER`) "
+        fix_safety="Safe: the loop goes after the import block that holds the entry "
+        "module's first `import tensorflow` (in a notebook, inside the cell that has it), "
+        "below a blank line, so that ruff, flake8 and isort find no import after code "
+        "(E402, I001). Where the module imports only parts of TensorFlow, Keras or a "
+        "library, `import tensorflow as tf` comes with it, inside one `try` around the loop "
+        "(when `tf` is free). The `try` keeps a runtime that something else started from "
+        "crashing the program. No fix when the runtime starts before that place (in a module "
+        "imported earlier); when the program sets `CUDA_VISIBLE_DEVICES` (or `CUDA_DEVICE_ORDER`) "
         "after it (or a project module or `%env` line does), which the loop's listing of the "
         "GPUs would make too late; when it forces `TF_FORCE_GPU_ALLOW_GROWTH=false`, which "
         "overrides growth; when it starts processes (`multiprocessing`), which must not "
@@ -75,6 +89,47 @@ UNCONFIGURED_PROGRAM = Rule(
         recovery="In a file or notebook cell that needed recovery (TFM904, TFM902), a "
         "statement set aside is not followed: a setting there counts as missing, and a call "
         "that starts the runtime there as absent. " + RECOVERED_FIX,
+    ),
+)
+
+GUEST_PROGRAM = Rule(
+    code="TFM207",
+    name="tensorflow-guest-takes-gpu",
+    summary="TensorFlow, used only around a JAX or PyTorch program, takes the GPU memory it needs",
+    doc=RuleDoc(
+        what_it_does="Finds programs that compute with JAX (jax, flax, haiku, optax, "
+        "equinox, objax, ...), with PyTorch, or with Keras on the JAX or PyTorch backend, and "
+        "use TensorFlow only for data, logging or preprocessing (`tf.data`, TFDS, "
+        "`tf.summary`, TFRecords), where TensorFlow's runtime starts with every GPU visible "
+        "to it. The program is followed from its entry point as TFM205 follows one, and the "
+        "same settings count as configured: hidden GPUs, growth on every GPU, a memory "
+        "limit. A program is taken for such a guest host when its entry module imports the "
+        "framework and neither builds, trains nor runs a TensorFlow model: no Keras on "
+        "TensorFlow, `tf.function`, `GradientTape`, `tf.Variable`, optimizer, distribution "
+        "strategy, hub, tf_keras or transformers TF model. Any of these makes it TFM205's.",
+        why="TensorFlow's runtime reserves nearly all of every visible GPU at its first op, "
+        "and the framework that does the real work then dies with out-of-memory or "
+        "`CUBLAS_STATUS_NOT_INITIALIZED` (google/flax#445, google-deepmind/acme#208, "
+        'google-deepmind/dm-haiku#132; JAX\'s "GPU memory allocation" page). Memory growth '
+        "still lets TensorFlow take GPU memory the program never meant it to have: JAX's and "
+        "Flax's own examples hide the GPUs from TensorFlow instead.",
+        example="import jax\nimport tensorflow as tf\n\n\ndef main():\n"
+        "    ds = tf.data.Dataset.range(10).batch(2)\n"
+        "    for batch in ds.as_numpy_iterator():\n        print(jax.numpy.sum(batch))\n\n\n"
+        'if __name__ == "__main__":\n    main()',
+        use_instead="import jax\nimport tensorflow as tf\n\ntry:\n"
+        '    tf.config.set_visible_devices([], "GPU")\n'
+        "except RuntimeError:\n    pass  # the runtime already started\n\n\n"
+        "def main():\n    ds = tf.data.Dataset.range(10).batch(2)\n"
+        "    for batch in ds.as_numpy_iterator():\n        print(jax.numpy.sum(batch))\n\n\n"
+        'if __name__ == "__main__":\n    main()',
+        fix_safety="Safe: the GPUs are hidden from TensorFlow after the entry module's import "
+        "block, as TFM205's loop is placed (`import tensorflow as tf` comes with it, inside "
+        "the `try`, where only a library imports TensorFlow), and the `try` keeps a runtime "
+        "started elsewhere from crashing the program. `--guest-policy growth` (or "
+        '`guest-policy = "growth"`) gives TFM205\'s growth fix instead. No fix where TFM205 '
+        "has none for the same reasons.",
+        recovery="As TFM205. " + RECOVERED_FIX,
     ),
 )
 
@@ -102,7 +157,7 @@ TEST_GUARD = re.compile(
 )
 
 FAMILY = RuleFamily(
-    rules=(UNCONFIGURED_PROGRAM,),
+    rules=(UNCONFIGURED_PROGRAM, GUEST_PROGRAM),
     # The marks of an entry point; a notebook's JSON always has "nbformat". A file with none
     # of them can still be an entry point through pyproject.toml: the runner asks the
     # project index about those (see `prefilter.first_stage`).
@@ -117,7 +172,8 @@ FAMILY = RuleFamily(
         b".predict(",
         b'"nbformat"',
     ),
-    modules=TENSORFLOW_MODULES,
+    # transformers: its TF classes start TensorFlow in a file that names neither.
+    modules=(*TENSORFLOW_MODULES, b"transformers"),
     checker="tfmemlint.rules.unconfigured_program.check:check",
     settled_by_fixes="tfmemlint.rules.unconfigured_program.check:settled_by_fixes",
     through_project=False,  # its fix goes after the file's own `import tensorflow`

@@ -21,7 +21,8 @@ from tfmemlint.model import Finding, Fix
 from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, CallSite, dotted_name
 from tfmemlint.prefilter import holds_a_trigger
 from tfmemlint.project import FileResolver, member
-from tfmemlint.rules import literals
+from tfmemlint.rules import literals, starters
+from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
 from tfmemlint.rules.eager import FAMILY as EAGER
 from tfmemlint.rules.process_wide import FAMILY as PROCESS_WIDE
 from tfmemlint.rules.process_wide.check import (
@@ -35,6 +36,7 @@ from tfmemlint.rules.session_config.check import ENTRY_POINTS
 from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
 from tfmemlint.rules.unconfigured_program import (
     FAMILY,
+    GUEST_PROGRAM,
     TEST_RUNNERS,
     UNCONFIGURED_PROGRAM,
     frameworks,
@@ -97,14 +99,17 @@ class Start:
 def check(ctx: FileContext) -> Iterator[Finding]:
     if not _may_be_an_entry(ctx):
         return
-    anchor = _tensorflow_import(ctx)
+    backend = keras_backend(ctx)
+    anchor = _tensorflow_import(ctx, backend)
     if anchor is None:
-        return  # no TensorFlow of its own (`import keras` may run on another backend)
+        return  # no TensorFlow of its own, nor Keras on it, nor a library that starts it
     entry = _entry_point(ctx)
     if entry is None or _tf1_code(ctx) or _configures(ctx) or _runs_on_a_tpu(ctx):
         return
-    anchor_top = _top_index(ctx, anchor)
-    walk = _Walk(ctx, anchor_top)
+    if _is_keras(anchor) and backend.by_default and _imported_roots(ctx) & _HOSTS:
+        return  # Keras beside JAX or PyTorch, its backend left to the shell: likely theirs
+    place = _fix_place(ctx, anchor)
+    walk = _Walk(ctx, place, backend.is_tensorflow)
     walk.run(entry)
     project = ctx.names.project
     for other in walk.contexts[1:]:  # the entry's result holds while what it read does
@@ -115,23 +120,60 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         return
     if start.ctx is not ctx and _tf1_code(start.ctx):
         return
-    message = (
-        f"This TF2 program starts the runtime at `{start.what}` ({_place(ctx, start)}) with "
-        "GPU memory unconfigured: it reserves nearly all of every GPU"
-    )
-    why_not = _why_no_fix(ctx, anchor, walk, start)
-    fix = _fix(ctx, anchor) if why_not is None else None
+    host = _guest_host(ctx, backend)
+    where = f"`{start.what}` ({_place(ctx, start)})"
+    if host is not None:
+        rule = GUEST_PROGRAM
+        message = (
+            f"TensorFlow takes the GPU memory that {host} needs: this program starts "
+            f"TensorFlow's runtime at {where} with every GPU visible to it, and TensorFlow "
+            "reserves nearly all of each"
+        )
+    else:
+        rule = UNCONFIGURED_PROGRAM
+        message = (
+            f"This TF2 program starts the runtime at {where} with GPU memory unconfigured: it "
+            "reserves nearly all of every GPU"
+        )
+    if _is_keras(anchor) and backend.by_default:
+        message += " (Keras runs on TensorFlow, its default backend: no KERAS_BACKEND is set)"
+    why_not = _why_no_fix(ctx, anchor, place, walk, start)
+    hide = host is not None and ctx.policy.guest == "hide"
+    fix = _fix(ctx, anchor, place, hide) if why_not is None else None
     assert anchor.statement is not None
-    yield ctx.finding(UNCONFIGURED_PROGRAM, message + (why_not or ""), anchor.statement, fix)
+    yield ctx.finding(rule, message + (why_not or ""), anchor.statement, fix)
 
 
-def _why_no_fix(ctx: FileContext, anchor: Binding, walk: _Walk, start: Start) -> str | None:
-    """Why the growth loop after the import would not be sure to work, if it would not."""
+# What only Keras 3 spells (or a Keras 3 library): Keras beside them runs on TF2.
+_KERAS3_WORDS = (
+    "keras.ops",
+    "keras.random",
+    "keras.config",
+    "keras.src",
+    "from keras import ops",
+    "from keras import random",
+    "KERAS_BACKEND",
+    "keras_hub",
+    "keras_nlp",
+    "keras_cv",
+)
+
+
+def _why_no_fix(
+    ctx: FileContext, anchor: Binding, place: int, walk: _Walk, start: Start
+) -> str | None:
+    """Why the fix after the import block would not be sure to work, if it would not."""
+    if _is_keras(anchor) and not any(word in ctx.text for word in _KERAS3_WORDS):
+        # Keras 2 ran on TensorFlow 1 too, which has no `tf.config.list_physical_devices`.
+        return (
+            "; this may be Keras 2 on TensorFlow 1, which the fix does not fit: set "
+            "TF_FORCE_GPU_ALLOW_GROWTH=true before Keras is imported"
+        )
     if start.top <= walk.anchor_top:
         return "; it starts before this import, so configure it earlier"
     if walk.early_start is not None:
         return f"; `{walk.early_start}`, imported before, may start it: configure it earlier"
-    if walk.chooses_gpus or _chooses_gpus_after(ctx, anchor):
+    if walk.chooses_gpus or _chooses_gpus_after(ctx, place):
         # The loop lists the GPUs, and CUDA reads these variables once, then: set after it,
         # they would no longer choose the GPUs. Where the loop belongs is the user's call.
         return "; set it up after the program chooses its GPUs (CUDA_VISIBLE_DEVICES)"
@@ -152,18 +194,19 @@ def _top_index(ctx: FileContext, binding: Binding) -> int:
     return next(i for i, s in enumerate(ctx.module.body) if any(s is a for a in ancestry))
 
 
-def _chooses_gpus_after(ctx: FileContext, anchor: Binding) -> bool:
-    """Whether the module may choose the GPUs CUDA shows after the import: every mention of
-    the variables that do must be a literal setting in the module body before the import
-    (an IPython line, such as `%env`, never is)."""
+def _chooses_gpus_after(ctx: FileContext, place: int) -> bool:
+    """Whether the module may choose the GPUs CUDA shows after the fix's place: every mention
+    of the variables that do must be a literal setting in the module body up to there (an
+    IPython line, such as `%env`, never is)."""
     if any(word in ctx.layout.set_aside for word in _GPU_CHOOSERS):
         return True
+    placed_by = ctx.span(ctx.module.body[place])[1]
     early = [
         setting
         for setting in process_wide(ctx).env
         if setting.variable == VISIBLE_DEVICES
         and setting.scope.kind == "module"
-        and setting.order < anchor.order
+        and ctx.span(setting.node)[1] <= placed_by
     ]
     return sum(ctx.text.count(word) for word in _GPU_CHOOSERS) > len(early)
 
@@ -178,22 +221,105 @@ def _place(ctx: FileContext, event: Start) -> str:
 
 
 # -- what the entry module is --------------------------------------------------------------------
-def _tensorflow_import(ctx: FileContext) -> Binding | None:
-    """The first `import tensorflow` made directly in the module body (in a notebook, the first
-    cell's that has one), else its first import of a part of TensorFlow: where the fix goes."""
-    found = [
+def _module_imports(ctx: FileContext) -> list[Binding]:
+    """The imports made directly in the module body (in a notebook, in any cell's)."""
+    return [
         binding
         for bindings in ctx.names.module_scope.bindings.values()
         for binding in bindings
         if binding.kind == "import"
         and binding.qualified is not None
-        and (binding.qualified == TF1 or binding.qualified.startswith(TF1 + "."))
         and binding.ancestry is not None
         and binding.ancestry.parent is not None
         and isinstance(binding.ancestry.parent.node, cst.Module)
     ]
+
+
+def _tensorflow_import(ctx: FileContext, backend: KerasBackend) -> Binding | None:
+    """The first `import tensorflow` made directly in the module body (in a notebook, the first
+    cell's that has one), else its first import of a part of TensorFlow; without one, its
+    first import of Keras on the TensorFlow backend or of a library that starts TensorFlow
+    (`starters.py`): where the fix goes."""
+    imports = _module_imports(ctx)
+    found = [
+        binding
+        for binding in imports
+        if binding.qualified == TF1 or binding.qualified.startswith(TF1 + ".")  # type: ignore[union-attr]
+    ]
     plain = [binding for binding in found if binding.qualified in (TF1, TF2_COMPAT)]
-    return min(plain or found, key=lambda binding: binding.order) if found else None
+    if found:
+        return min(plain or found, key=lambda binding: binding.order)
+    others = [
+        binding
+        for binding in imports
+        if starters.imports_tensorflow(binding.qualified, ctx.text)  # type: ignore[arg-type]
+        or (_is_keras(binding) and backend.is_tensorflow)
+    ]
+    return min(others, key=lambda binding: binding.order) if others else None
+
+
+def _is_keras(binding: Binding) -> bool:
+    """An import of Keras itself (`import keras`, `from keras import layers`)."""
+    return binding.qualified is not None and binding.qualified.split(".")[0] == "keras"
+
+
+# The frameworks a program that uses TensorFlow only for data or logging may compute with.
+_JAX_MODULES = frozenset(
+    {"jax", "flax", "haiku", "optax", "equinox", "objax", "orbax", "chex", "jraph"}
+)
+_TORCH_MODULES = frozenset({"torch", "torchvision", "torchaudio", "lightning", "pytorch_lightning"})
+# TensorFlow APIs that compute with it: where one is used, TensorFlow is no guest.
+_COMPUTES = frozenset({"GradientTape", "function", "Module", "Variable", "saved_model.save"})
+_COMPUTE_NAMESPACES = ("keras.", "distribute.", "optimizers.", "losses.")
+
+
+_HOSTS = _JAX_MODULES | _TORCH_MODULES
+
+
+def _imported_roots(ctx: FileContext) -> set[str]:
+    """The top-level packages the module body imports."""
+    return {binding.qualified.split(".")[0] for binding in _module_imports(ctx)}  # type: ignore[union-attr]
+
+
+def _guest_host(ctx: FileContext, backend: KerasBackend) -> str | None:
+    """ "JAX" or "PyTorch" when the program computes with that framework and uses TensorFlow
+    only around it (data, logging, preprocessing): the entry module imports the framework, and
+    neither builds, trains nor runs a TensorFlow model (no Keras on TensorFlow, `tf.function`,
+    `GradientTape`, variable, optimizer, distribution strategy, nor a library's TF model)."""
+    roots = _imported_roots(ctx)
+    if backend.name == "jax" and "keras" in roots:
+        host = "JAX"
+    elif backend.name == "torch" and "keras" in roots:
+        host = "PyTorch"
+    elif roots & _JAX_MODULES:
+        host = "JAX"
+    elif roots & _TORCH_MODULES:
+        host = "PyTorch"
+    else:
+        return None
+    if "GradientTape" in ctx.text or "tf.function" in ctx.text:
+        return None
+    names = ctx.names
+    for site in names.calls:
+        api = names.api_of(site.node.func, site.scope, site.order)
+        computes = api is not None and (api in _COMPUTES or api.startswith(_COMPUTE_NAMESPACES))
+        if computes and _keras_call_on_tensorflow(ctx, site, backend.is_tensorflow):
+            return None
+        if backend.is_tensorflow and _trains(ctx, site.node.func):
+            return None
+        for qualified in names.qualified_names(site.node.func, site.scope, site.order) or ():
+            if starters.builds_a_model(qualified, backend.is_tensorflow):
+                return None
+    return host
+
+
+def _keras_call_on_tensorflow(ctx: FileContext, site: CallSite, keras_on_tensorflow: bool) -> bool:
+    """Whether a call of a Keras API runs on TensorFlow: through `tf.keras` or `tf_keras`
+    always, through Keras itself where its backend is TensorFlow."""
+    names = ctx.names
+    qualified = names.qualified_names(site.node.func, site.scope, site.order) or set()
+    standalone = bool(qualified) and all(name.startswith("keras.") for name in qualified)
+    return keras_on_tensorflow or not standalone
 
 
 def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
@@ -430,11 +556,13 @@ class _Walk:
     """Follows the code an entry point runs, in order, to the first call that starts the
     runtime, noting whether something set GPU memory up before it."""
 
-    def __init__(self, entry: FileContext, anchor_top: int) -> None:
+    def __init__(self, entry: FileContext, anchor_top: int, keras_on_tensorflow: bool) -> None:
         self.entry = entry
-        # Up to the statement with the fix's `import tensorflow`, a start at import time
-        # decides where a fix can go: modules imported there are read for one.
+        # Up to the statement after which the fix goes, a start at import time decides where
+        # a fix can go: modules imported there are read for one.
         self.anchor_top = anchor_top
+        # Whether Keras itself runs on TensorFlow (its backend, read once for the process).
+        self.keras_on_tensorflow = keras_on_tensorflow
         self.first_start: Start | None = None
         self.configured = False  # a setting came first (or TF1 code: no op starts the runtime)
         self.budget = MAX_STATEMENTS
@@ -571,16 +699,56 @@ class _Walk:
         if api in GRAPH_MODE:
             self.configured = True  # TF1 from here on: no op starts the runtime
             return
-        if starts_runtime(api):
+        if starts_runtime(api) and self._on_tensorflow(ctx, site, api):
             self.starts(ctx, call, f"{dotted_name(call.func) or api}()")
             return
         func = call.func
-        if _trains(ctx, func) and api is None:
+        if _trains(ctx, func) and api is None and self.keras_on_tensorflow:
             self.starts(ctx, call, f"{dotted_name(func) or 'fit'}()")
+            return
+        if self._library_start(ctx, site):
+            self.starts(ctx, call, f"{dotted_name(func) or 'call'}()")
             return
         run = _runner(ctx, site)
         for target in run if run is not None else [func]:
             self.callee(ctx, site, target)
+
+    def _on_tensorflow(self, ctx: FileContext, site: CallSite, api: str | None) -> bool:
+        """Whether a call of the TF API `api` runs on TensorFlow: a Keras one through Keras
+        itself does only where Keras's backend is TensorFlow."""
+        if api is None or not api.startswith("keras."):
+            return True
+        return _keras_call_on_tensorflow(ctx, site, self.keras_on_tensorflow)
+
+    def _library_start(self, ctx: FileContext, site: CallSite) -> bool:
+        """A call into a library that starts TensorFlow's runtime (`starters.py`), directly
+        (`tfds.load(...)`) or as a method of what one of its calls made
+        (`tfds.builder("mnist").as_dataset()`, also through a name bound once to it)."""
+        names = ctx.names
+        func = site.node.func
+        for qualified in names.qualified_names(func, site.scope, site.order) or ():
+            if starters.started_by(qualified, self.keras_on_tensorflow) is not None:
+                return True
+        if not isinstance(func, cst.Attribute):
+            return False
+        maker = func.value
+        if isinstance(maker, cst.Name):
+            found = names.lookup(maker.value, site.scope, site.order)
+            bound = found[1] if found is not None else []
+            if len(bound) != 1 or bound[0].kind != "assign":
+                return False
+            maker = bound[0].value  # type: ignore[assignment]
+            if not isinstance(maker, cst.Call):
+                return False
+            maker_names = names.qualified_names(maker.func, bound[0].scope, bound[0].order)
+        elif isinstance(maker, cst.Call):
+            maker_names = names.qualified_names(maker.func, site.scope, site.order)
+        else:
+            return False
+        return any(
+            starters.started_by_method(name, func.attr.value) is not None
+            for name in maker_names or ()
+        )
 
     def callee(self, ctx: FileContext, site: CallSite, func: cst.BaseExpression) -> None:
         """Follow a call into what it runs: a function of the module's or the project's, a
@@ -688,6 +856,11 @@ class _Walk:
         project = ctx.names.project
         for name in _imported_names(node):
             if frameworks.imported(name) is not None:
+                self.configured = True
+                return
+            if name.split(".")[0] in KERAS_IMPORTERS and not self.keras_on_tensorflow:
+                # Keras on another backend sets TF_FORCE_GPU_ALLOW_GROWTH=true as it is
+                # imported (keras/src/backend/config.py).
                 self.configured = True
                 return
             path = project.module(name) if project is not None else None
@@ -851,31 +1024,119 @@ def _project_module_of(project: FileResolver, name: str) -> str | None:
 
 
 # -- the fix -------------------------------------------------------------------------------------
-def _fix(ctx: FileContext, anchor: Binding) -> Fix | None:
-    """The growth loop, on the line after the module's first TensorFlow import."""
-    if ctx.policy.fraction is not None:
+def _fix_place(ctx: FileContext, anchor: Binding) -> int:
+    """Which statement of the module body the fix goes after: the last import of the import
+    block that holds the TensorFlow import, so that no import follows the fix's code
+    (pycodestyle's and ruff's E402). The block runs on through imports, `if` and `try`
+    statements that hold imports, and the `os.environ` and `sys.path` changes that ruff allows
+    among imports; in a notebook it ends with the cell."""
+    body = ctx.module.body
+    top = _top_index(ctx, anchor)
+    place = top
+    for index in range(top + 1, len(body)):
+        statement = body[index]
+        if not _import_like(statement) or _new_cell(ctx, body[index - 1], statement):
+            break
+        if _holds_import(statement):
+            place = index
+    return place
+
+
+_ENVIRONMENT_OBJECTS = ("os.environ", "sys.path")
+
+
+def _import_like(statement: cst.CSTNode) -> bool:
+    """An import, an `if` or `try` that holds imports (and plain assignments, `pass`), or an
+    `os.environ` or `sys.path` change: what may stand among a module's imports."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return all(_import_like_small(small) for small in statement.body)
+    if isinstance(statement, (cst.If, cst.Try)) and not _is_main_guard(statement):
+        leaves = list(_leaves(statement))
+        return (
+            bool(leaves)
+            and _holds_import(statement)
+            and all(
+                isinstance(leaf, (cst.Import, cst.ImportFrom, cst.Pass, cst.Assign))
+                for leaf in leaves
+            )
+        )
+    return False
+
+
+def _import_like_small(small: cst.BaseSmallStatement) -> bool:
+    if isinstance(small, (cst.Import, cst.ImportFrom)):
+        return True
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        return isinstance(target, cst.Subscript) and dotted_name(target.value) == "os.environ"
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        func = small.value.func
+        return isinstance(func, cst.Attribute) and dotted_name(func.value) in _ENVIRONMENT_OBJECTS
+    return False
+
+
+def _leaves(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The small statements inside a compound statement, every branch's."""
+    for part in _parts(node):
+        block = part.body if isinstance(part, _BRANCHES) else part
+        if isinstance(block, cst.If):
+            yield from _leaves(block)
+            continue
+        for statement in getattr(block, "body", ()):
+            if isinstance(statement, cst.SimpleStatementLine):
+                yield from statement.body
+            else:
+                yield from _leaves(statement) if _parts(statement) else [statement]
+
+
+def _holds_import(statement: cst.CSTNode) -> bool:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+    return any(isinstance(leaf, (cst.Import, cst.ImportFrom)) for leaf in _leaves(statement))
+
+
+def _new_cell(ctx: FileContext, before: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    """Whether a notebook cell ends between two statements of the module body."""
+    separator = ctx.layout.separator
+    if separator is None:
+        return False
+    return separator in ctx.text[ctx.span(before)[1] - 1 : ctx.span(statement)[0] + 1]
+
+
+def _fix(ctx: FileContext, anchor: Binding, place: int, hide: bool) -> Fix | None:
+    """After the import block: the GPUs hidden from TensorFlow (`hide`, for a guest), or
+    memory growth on every GPU. Where the module has no `import tensorflow` of its own, one
+    comes inside the `try`, where isort and E402 leave it be."""
+    if not hide and ctx.policy.fraction is not None:
         return None  # TF2 has no fraction to set: the message's user decides the limit
-    lines = []
     alias = anchor.name
-    if anchor.qualified not in (TF1, TF2_COMPAT):
+    add_import = anchor.qualified not in (TF1, TF2_COMPAT)
+    if add_import:
         if "tf" in ctx.names.all_names:
             return None
         alias = "tf"
-        lines.append("import tensorflow as tf")
     variable = next((v for v in ("gpu", "_gpu") if v not in ctx.names.all_names), None)
     if variable is None:
         return None
     unit = ctx.module.default_indent
-    lines += [
-        f'for {variable} in {alias}.config.list_physical_devices("GPU"):',
-        f"{unit}try:",
-        f"{unit}{unit}{alias}.config.experimental.set_memory_growth({variable}, True)",
-        f"{unit}except RuntimeError:",
-        f"{unit}{unit}pass  # the runtime already started",
-    ]
-    assert anchor.statement is not None
-    row = ctx.lines.location(ctx.span(anchor.statement)[0]).row
-    edit = fixes.insert_line_after(ctx, anchor, ctx.lines.newline_of(row).join(lines))
-    if edit is None:
-        return None
-    return Fix("Turn on memory growth on every GPU right after the import", (edit,))
+    listing = f'for {variable} in {alias}.config.list_physical_devices("GPU"):'
+    growth = f"{alias}.config.experimental.set_memory_growth({variable}, True)"
+    handler = ["except RuntimeError:", f"{unit}pass  # the runtime already started"]
+    if hide:
+        body = [f'{unit}{alias}.config.set_visible_devices([], "GPU")']
+    elif add_import:
+        body = [f"{unit}{listing}", f"{unit}{unit}{growth}"]
+    else:
+        body = []
+    if add_import:
+        body = [f"{unit}import tensorflow as tf", "", *body]
+    if body:
+        lines = ["try:", *body, *handler]
+    else:
+        lines = [listing, f"{unit}try:", f"{unit}{unit}{growth}"] + [
+            f"{unit}{line}" for line in handler
+        ]
+    edit = fixes.insert_after_statement(ctx, ctx.module.body[place], "\n".join(lines))
+    if hide:
+        return Fix("Hide the GPUs from TensorFlow right after the imports", (edit,))
+    return Fix("Turn on memory growth on every GPU right after the imports", (edit,))

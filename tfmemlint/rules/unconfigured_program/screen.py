@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from tfmemlint.project import dotted, imported_names, star_import
+from tfmemlint.rules import starters
 from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
 from tfmemlint.source import LineIndex, SourceError, SourceText
 
@@ -105,15 +106,19 @@ _GLOBAL_STATEMENT = re.compile(r"(?m)(?:^|[;:\r])[ \t\f]*global[ \t\f\\]")
 
 
 def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
-    """False for a module with no import of TensorFlow in its body, where the rule has no
-    place to start from; for TF1 code (see `tf1_code`); and for a module that is surely no
-    entry point (see `may_be_an_entry`)."""
+    """False for a module with no import of TensorFlow, Keras or a library that starts
+    TensorFlow (`starters.py`) in its body, where the rule has no place to start from; for
+    TF1 code (see `tf1_code`); and for a module that is surely no entry point (see
+    `may_be_an_entry`)."""
     anchored = False
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.level == 0:
-            anchored = anchored or (node.module or "").split(".")[0] == TENSORFLOW
+            module = node.module or ""
+            anchored = anchored or any(
+                _anchors(f"{module}.{alias.name}", file.raw) for alias in node.names
+            )
         elif isinstance(node, ast.Import):
-            anchored = anchored or any(a.name.split(".")[0] == TENSORFLOW for a in node.names)
+            anchored = anchored or any(_anchors(alias.name, file.raw) for alias in node.names)
     if not anchored:
         return False
     text = _as_written(file.raw)
@@ -122,6 +127,16 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     # The entry point first: most modules that get this far are libraries, and it looks at
     # less of the tree.
     return (file.notebook or may_be_an_entry(tree, text, file.project)) and not tf1_code(tree)
+
+
+def _anchors(imported: str, raw: bytes) -> bool:
+    """Whether importing `imported` may be where the rule's fix goes: TensorFlow itself, Keras
+    (on whichever backend: the rule reads it), or a library that starts TensorFlow."""
+    root = imported.split(".")[0]
+    if root in (TENSORFLOW, "keras"):
+        return True
+    # Only transformers' answer reads the text, and only its TF classes' spelling.
+    return starters.imports_tensorflow(imported, ".TF" if b".TF" in raw else "")
 
 
 def _as_written(raw: bytes) -> str | None:

@@ -1,0 +1,83 @@
+"""Fixes keep the user's other linters quiet: on every fixture pair, ruff (E, F and isort's I)
+and flake8's E402 report nothing after `--fix` that they did not report before. E501 is left
+out: a keyword added to a session call can make its line longer, which is the formatter's
+business (and not among ruff's default rules)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+RUFF = (
+    sys.executable,
+    "-m",
+    "ruff",
+    "check",
+    "--isolated",
+    "--select",
+    "E,F,I",
+    "--ignore",
+    "E501",
+)
+FLAKE8 = (sys.executable, "-m", "flake8", "--isolated", "--select", "E402", "--exit-zero")
+PAIRS = [
+    ("before", "after"),
+    ("libraries/before", "libraries/after"),
+    ("notebooks/before", "notebooks/after"),
+]
+
+
+def _ruff(root: Path) -> Counter[tuple[str, str, str]]:
+    done = subprocess.run(
+        [*RUFF, "--output-format", "json", "--exit-zero", str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Counter(
+        (os.path.relpath(r["filename"], root), r["code"], r["message"])
+        for r in json.loads(done.stdout)
+    )
+
+
+def _flake8_e402(root: Path) -> Counter[str]:
+    done = subprocess.run(
+        [*FLAKE8, "--format", "%(path)s", str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Counter(os.path.relpath(line, root) for line in done.stdout.splitlines())
+
+
+@pytest.mark.parametrize(("before", "after"), PAIRS)
+def test_ruff_reports_nothing_new_after_the_fix(before: str, after: str) -> None:
+    new = _ruff(FIXTURES / after) - _ruff(FIXTURES / before)
+    assert not new, sorted(new)
+
+
+@pytest.mark.parametrize(("before", "after"), PAIRS[:2])
+def test_flake8_reports_no_new_e402_after_the_fix(before: str, after: str) -> None:
+    new = _flake8_e402(FIXTURES / after) - _flake8_e402(FIXTURES / before)
+    assert not new, sorted(new)
+
+
+def test_the_comparison_sees_an_import_after_code(tmp_path: Path) -> None:
+    """The check can fail: a growth loop put between two imports is E402 for both."""
+    before, after = tmp_path / "before", tmp_path / "after"
+    before.mkdir()
+    after.mkdir()
+    (before / "t.py").write_text("import tensorflow as tf\nimport numpy as np\n\nprint(tf, np)\n")
+    (after / "t.py").write_text(
+        "import tensorflow as tf\n\nfor gpu in []:\n    pass\nimport numpy as np\n\nprint(tf, np)\n"
+    )
+    assert [code for _, code, _ in _ruff(after) - _ruff(before)] == ["E402"]
+    assert _flake8_e402(after) - _flake8_e402(before) == Counter({"t.py": 1})

@@ -1,0 +1,341 @@
+"""When something else starts TensorFlow: Keras 3 on its default backend, libraries that start
+the runtime (`rules/starters.py`), TensorFlow as a guest of JAX or PyTorch (TFM207), Keras's
+backend chosen too late (TFM206), and where the fixes go among the imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
+from tfmemlint.rules import starters
+from tfmemlint.settings import Policy, Settings, select_rules
+
+DEFAULT = Settings.default()
+GUEST_GROWTH = Settings(Policy(guest="growth"), select_rules())
+ON_JAX = Settings(Policy(keras_backend="jax"), select_rules())
+MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
+
+
+def found(source: str, settings: Settings = DEFAULT) -> list[tuple[str, str]]:
+    return [(f.code, f.message) for f in lint_text("t.py", textwrap.dedent(source), settings)]
+
+
+KERAS3 = (
+    "import keras\nimport numpy as np\n\n\ndef main():\n"
+    "    model = keras.Sequential([keras.layers.Dense(1)])\n"
+    "    model.fit(np.zeros((2, 1)), np.zeros((2, 1)))\n"
+    "    print(keras.ops.sum(model.predict(np.ones((1, 1)))))\n" + MAIN
+)
+
+
+# -- Keras 3's backend ---------------------------------------------------------------------------
+def test_keras3_on_its_default_backend_is_tensorflow() -> None:
+    [(code, message)] = found(KERAS3)
+    assert code == "TFM205"
+    assert "`keras.Sequential()` (line 6)" in message
+    assert "its default backend: no KERAS_BACKEND is set" in message
+    result = fixed(KERAS3)
+    assert result.startswith(
+        "import keras\nimport numpy as np\n\ntry:\n    import tensorflow as tf\n\n"
+        '    for gpu in tf.config.list_physical_devices("GPU"):\n'
+        "        tf.config.experimental.set_memory_growth(gpu, True)\n"
+        "except RuntimeError:\n    pass  # the runtime already started\n\n\ndef main():"
+    )
+    assert codes(result) == []
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        'os.environ["KERAS_BACKEND"] = "jax"',
+        'os.environ.setdefault("KERAS_BACKEND", "torch")',
+        'os.environ.update(KERAS_BACKEND="jax")',
+    ],
+)
+def test_keras3_on_another_backend_starts_no_tensorflow(setting: str) -> None:
+    source = f"import os\n{setting}\n" + KERAS3
+    assert codes(source) == []
+    # ...and sets TF_FORCE_GPU_ALLOW_GROWTH as it is imported (keras/src/backend/config.py),
+    # so TensorFlow used beside it is configured.
+    beside = source.replace("import numpy", "import tensorflow as tf\nimport numpy").replace(
+        "    model.fit", "    tf.data.Dataset.range(3)\n    model.fit"
+    )
+    assert codes(beside) == []
+
+
+def test_keras_that_may_be_keras_2_on_tensorflow_1_gets_no_fix() -> None:
+    """Without a word only Keras 3 has, the Keras may be Keras 2 on TF1 (its own session),
+    where `tf.config.list_physical_devices` does not exist."""
+    source = KERAS3.replace("    print(keras.ops.sum(model.predict(np.ones((1, 1)))))\n", "")
+    [finding] = lint_text("t.py", source, DEFAULT)
+    assert finding.code == "TFM205" and finding.fix is None
+    assert "may be Keras 2 on TensorFlow 1" in finding.message
+    # beside an `import tensorflow` of its own, the program is TF2's: fixed as always
+    assert "set_memory_growth" in fixed("import tensorflow as tf\n" + source)
+
+
+def test_an_explicit_tensorflow_backend_is_no_default() -> None:
+    source = 'import os\nos.environ["KERAS_BACKEND"] = "tensorflow"\n' + KERAS3
+    [(code, message)] = found(source)
+    assert code == "TFM205" and "default backend" not in message
+
+
+def test_the_backend_from_the_configuration_and_from_a_notebook(tmp_path: Path) -> None:
+    assert codes(KERAS3, settings=ON_JAX) == []
+    cells = [["%env KERAS_BACKEND=jax\n"], ["import keras\n", "m = keras.Sequential()"]]
+    notebook = write_notebook(tmp_path / "n.ipynb", cells)
+    assert run_cli("--no-cache", str(notebook)).returncode == 0
+    default = write_notebook(tmp_path / "d.ipynb", cells[1:])
+    assert "TFM205" in run_cli("--no-cache", str(default)).stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.tfmemlint]\nkeras-backend = "jax"\n')
+    assert run_cli("--no-cache", str(default)).returncode == 0
+
+
+def test_a_backend_the_lint_cannot_read_is_no_finding() -> None:
+    assert codes("import os\nos.environ['KERAS_BACKEND'] = pick()\n" + KERAS3) == []
+    inside = "import os\ndef choose():\n    os.environ['KERAS_BACKEND'] = 'jax'\n" + KERAS3
+    assert codes(inside) == []
+
+
+def test_bad_backend_and_guest_policy_values_are_usage_errors(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text(KERAS3)
+    (tmp_path / "tfmemlint.toml").write_text('keras-backend = "theano"\n')
+    result = run_cli("--no-cache", str(tmp_path / "t.py"))
+    assert result.returncode == 2 and "keras-backend 'theano'" in result.stderr
+    (tmp_path / "tfmemlint.toml").write_text('guest-policy = "grow"\n')
+    result = run_cli("--no-cache", str(tmp_path / "t.py"))
+    assert result.returncode == 2 and "guest policy 'grow'" in result.stderr
+    assert run_cli("--isolated", "--guest-policy", "nope", str(tmp_path)).returncode == 2
+
+
+# -- TFM206 --------------------------------------------------------------------------------------
+def test_a_backend_set_after_keras_is_reported() -> None:
+    source = "import os\nimport keras\nos.environ['KERAS_BACKEND'] = 'jax'\nx = 1\n"
+    [(code, message)] = found(source)
+    assert code == "TFM206"
+    assert "after `import keras` (line 2)" in message
+    assert "runs on tensorflow (Keras's default)" in message
+    # again the backend Keras already has: nothing changes
+    assert codes(source.replace("'jax'", "'tensorflow'")) == []
+    # set first, then again: the first one counts
+    first = "import os\nos.environ['KERAS_BACKEND'] = 'jax'\n" + source.split("\n", 1)[1]
+    assert codes(first) == []
+    assert codes(first.replace("= 'jax'\nx", "= 'torch'\nx")) == ["TFM206"]
+    # a library that imports Keras reads it too
+    assert codes(source.replace("import keras", "import keras_hub")) == ["TFM206"]
+
+
+def test_keras_really_ignores_a_backend_set_after_its_import(tmp_path: Path) -> None:
+    """What TFM206 rests on, seen in a real process."""
+    script = tmp_path / "late.py"
+    script.write_text(
+        "import os\nimport keras\nos.environ['KERAS_BACKEND'] = 'jax'\n"
+        "print(keras.backend.backend())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "tensorflow"
+    assert run_cli("--no-cache", "--select", "TFM206", str(script)).returncode == 1
+
+
+# -- libraries that start TensorFlow -------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("imports", "call"),
+    [
+        ("import tensorflow_datasets as tfds", 'tfds.load("mnist")'),
+        ("import tensorflow_datasets as tfds", 'tfds.builder("mnist").as_dataset(split="train")'),
+        ("import tensorflow_datasets as tfds", "tfds.as_numpy(ds)"),
+        ("import tensorflow_hub as hub", 'hub.load("handle")'),
+        ("import tensorflow_hub as hub", 'hub.KerasLayer("handle")'),
+        ("from transformers import TFAutoModel", 'TFAutoModel.from_pretrained("bert")'),
+        ("import transformers", 'transformers.TFBertModel.from_pretrained("bert")'),
+        ("import tensorflow_text as text", 'text.WhitespaceTokenizer().tokenize(["a b"])'),
+        ("import tf_keras", "tf_keras.Sequential()"),
+        ("import keras_hub", 'keras_hub.models.GemmaCausalLM.from_preset("gemma")'),
+        ("import keras_cv", "keras_cv.layers.RandAugment(value_range=(0, 255))"),
+    ],
+)
+def test_a_library_call_starts_tensorflow(imports: str, call: str) -> None:
+    source = f"{imports}\n\n\ndef main():\n    {call}\n{MAIN}"
+    [(code, message)] = found(source)
+    assert code == "TFM205" and "This TF2 program starts the runtime at" in message
+    result = fixed(source)
+    assert "    import tensorflow as tf\n" in result
+    assert codes(result) == []
+
+
+def test_a_builder_bound_to_a_name_starts_it_at_as_dataset() -> None:
+    source = (
+        "import tensorflow_datasets as tfds\n\n\ndef main():\n"
+        '    builder = tfds.builder("mnist")\n    builder.download_and_prepare()\n'
+        '    ds = builder.as_dataset(split="train")\n' + MAIN
+    )
+    [(_, message)] = found(source)
+    assert "`builder.as_dataset()` (line 7)" in message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # only reads files, or lists devices
+        "import tensorflow_datasets as tfds\ndef main():\n    tfds.list_builders()\n" + MAIN,
+        "import tensorflow_hub as hub\ndef main():\n    hub.resolve('handle')\n" + MAIN,
+        # transformers' PyTorch classes start no TensorFlow
+        "from transformers import AutoModel\ndef main():\n    AutoModel.from_pretrained('b')\n"
+        + MAIN,
+        # keras-hub on the JAX backend: JAX's, not TensorFlow's
+        "import os\nos.environ['KERAS_BACKEND'] = 'jax'\nimport keras_hub\ndef main():\n"
+        "    keras_hub.models.GemmaCausalLM.from_preset('g')\n" + MAIN,
+        # a library module is no program
+        "import tensorflow_datasets as tfds\ndef load():\n    return tfds.load('mnist')\n",
+    ],
+)
+def test_what_starts_no_tensorflow(source: str) -> None:
+    assert codes(source) == []
+
+
+def test_the_starters_table_names_a_source_for_each_entry() -> None:
+    assert all(starter.source and starter.starts for starter in starters.CALLS)
+    assert starters.started_by("keras_cv.layers.RandomFlip", keras_on_tensorflow=False)
+    assert not starters.started_by("keras_cv.models.YOLOV8Detector", keras_on_tensorflow=False)
+    assert starters.imports_tensorflow("transformers.TFBertModel", "")
+    assert not starters.imports_tensorflow("transformers.BertModel", "")
+    assert starters.imports_tensorflow("transformers", "transformers.TFBertModel(c)")
+
+
+# -- TensorFlow as a guest (TFM207) --------------------------------------------------------------
+JAX_DATA = (
+    "import jax\nimport tensorflow as tf\n\n\ndef main():\n"
+    "    for batch in tf.data.Dataset.range(4).batch(2).as_numpy_iterator():\n"
+    "        print(jax.numpy.sum(batch))\n" + MAIN
+)
+HIDE = (
+    'try:\n    tf.config.set_visible_devices([], "GPU")\n'
+    "except RuntimeError:\n    pass  # the runtime already started\n"
+)
+
+
+def test_a_jax_program_with_a_tf_data_pipeline_hides_the_gpus_from_tensorflow() -> None:
+    [(code, message)] = found(JAX_DATA)
+    assert code == "TFM207"
+    assert message.startswith("TensorFlow takes the GPU memory that JAX needs")
+    result = fixed(JAX_DATA)
+    assert result == JAX_DATA.replace("as tf\n", "as tf\n\n" + HIDE, 1)
+    assert codes(result) == []
+
+
+def test_the_guest_policy_growth_gives_the_growth_loop() -> None:
+    result = fixed(JAX_DATA, GUEST_GROWTH)
+    assert "set_memory_growth(gpu, True)" in result and "set_visible_devices" not in result
+    assert codes(result) == []
+    # --policy fraction has no TF2 fix, but hiding needs no fraction
+    fraction = Settings(Policy(0.5), select_rules())
+    assert "set_visible_devices" in fixed(JAX_DATA, fraction)
+    assert fixed(JAX_DATA, Settings(Policy(0.5, guest="growth"), select_rules())) == (
+        textwrap.dedent(JAX_DATA)
+    )
+
+
+def test_a_pytorch_program_logging_with_tf_summary_is_a_guest() -> None:
+    source = (
+        "import tensorflow as tf\nimport torch\n\n\ndef main():\n"
+        "    writer = tf.summary.create_file_writer('logs')\n"
+        "    print(torch.zeros(1), writer)\n" + MAIN
+    )
+    [(code, message)] = found(source)
+    assert code == "TFM207" and "that PyTorch needs" in message
+    # transformers' PyTorch classes keep it one
+    with_transformers = source.replace(
+        "import torch\n", "import torch\nfrom transformers import AutoModel\n"
+    ).replace("    print(", "    AutoModel.from_pretrained('b')\n    print(")
+    assert codes(with_transformers) == ["TFM207"]
+
+
+@pytest.mark.parametrize(
+    "computes",
+    [
+        "tf.keras.Sequential()",
+        "tf.function(lambda: 1)",
+        "tf.Variable(1.0)",
+        "tf.distribute.MirroredStrategy()",
+    ],
+)
+def test_a_program_that_computes_with_tensorflow_is_no_guest(computes: str) -> None:
+    source = JAX_DATA.replace("    for batch", f"    {computes}\n    for batch")
+    assert codes(source) == ["TFM205"]
+
+
+def test_configured_guests_and_the_cli_option(tmp_path: Path) -> None:
+    hidden = JAX_DATA.replace(
+        "\n\ndef main", '\ntf.config.set_visible_devices([], "GPU")\n\ndef main'
+    )
+    assert codes(hidden) == []
+    script = tmp_path / "train.py"
+    script.write_text(JAX_DATA)
+    assert run_cli("--no-cache", "--guest-policy", "growth", "--fix", str(script)).returncode == 0
+    assert "set_memory_growth" in script.read_text()
+    script.write_text(JAX_DATA)
+    assert run_cli("--fix", "--cache-dir", str(tmp_path / "c"), str(script)).returncode == 0
+    assert "set_visible_devices" in script.read_text()
+    # the cache keeps results per guest policy
+    script.write_text(JAX_DATA)
+    result = run_cli(
+        "--diff", "--guest-policy", "growth", "--cache-dir", str(tmp_path / "c"), str(script)
+    )
+    assert "set_memory_growth" in result.stdout
+
+
+# -- where the fixes go --------------------------------------------------------------------------
+def test_the_fix_goes_after_the_import_block() -> None:
+    source = (
+        "import os\nimport tensorflow as tf\nimport numpy as np\n"
+        "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n"
+        'os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"\nimport sys\n'
+        "x = 1\nimport json\n\n\ndef main():\n    tf.ones([1])\n" + MAIN
+    )
+    result = fixed(source)
+    head = result.split("\n\n\ndef main")[0]
+    # after `import sys`, the last import before code; `import json` was after code already
+    assert head.startswith(
+        "import os\nimport tensorflow as tf\nimport numpy as np\ntry:\n    import yaml\n"
+        'except ImportError:\n    yaml = None\nos.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"\n'
+        "import sys\n\nfor gpu in"
+    )
+    assert head.endswith("pass  # the runtime already started\nx = 1\nimport json")
+
+
+def test_a_gpu_choice_inside_the_import_block_comes_before_the_fix() -> None:
+    source = (
+        "import os\nimport tensorflow as tf\n"
+        'os.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport numpy as np\n\n\n'
+        "def main():\n    tf.ones([1])\n" + MAIN
+    )
+    result = fixed(source)
+    assert result.index("CUDA_VISIBLE_DEVICES") < result.index("for gpu in")
+    assert codes(result) == []
+
+
+def test_in_a_notebook_the_fix_stays_in_the_cell(tmp_path: Path) -> None:
+    cells = [
+        ["import numpy as np\n", "import tensorflow as tf\n", "from tensorflow import keras"],
+        ["import pandas as pd\n", "tf.ones([1])"],
+    ]
+    path = write_notebook(tmp_path / "n.ipynb", cells)
+    assert run_cli("--no-cache", "--fix", str(path)).returncode == 0
+    after = json.loads(path.read_text())
+    first = "".join(after["cells"][0]["source"])
+    assert first.startswith(
+        "import numpy as np\nimport tensorflow as tf\nfrom tensorflow import keras\n\nfor gpu in"
+    )
+    assert after["cells"][1]["source"] == cells[1]
