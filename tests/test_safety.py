@@ -323,3 +323,20 @@ def test_the_quick_comparison_says_what_setting_aside_then_comparing_says(
     assert quick == safety._same(before, after), (original, fixed)
     assert ast.dump(normalizer.visit(left)) == ast.dump(before)
     assert ast.dump(normalizer.visit(right)) == ast.dump(after)
+
+
+def test_only_tfm207s_own_try_is_set_aside() -> None:
+    """The hiding `try` that TFM207's fix writes is set aside, and nothing around it: a
+    statement lost from a function that also hides the GPUs is still caught."""
+    from tfmemlint import safety
+
+    before = "import jax\nimport tensorflow as tf\n"
+    hide = 'try:\n    tf.config.set_visible_devices([], "GPU")\nexcept RuntimeError:\n    pass\n'
+    assert safety.check(before, before + hide)
+    bringing = hide.replace("try:\n", "try:\n    import tensorflow as tf\n")
+    assert safety.check("import jax\n", "import jax\n" + bringing)
+    function = 'def main():\n    tf.config.set_visible_devices([], "GPU")\n    train()\n'
+    with pytest.raises(safety.UnsafeFixError):
+        safety.check(before + function, before + function.replace("    train()\n", ""))
+    with pytest.raises(safety.UnsafeFixError):
+        safety.check(before, before + hide.replace("    pass\n", "    raise\n"))

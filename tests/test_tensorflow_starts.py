@@ -260,6 +260,11 @@ def test_a_pytorch_program_logging_with_tf_summary_is_a_guest() -> None:
         "import torch\n", "import torch\nfrom transformers import AutoModel\n"
     ).replace("    print(", "    AutoModel.from_pretrained('b')\n    print(")
     assert codes(with_transformers) == ["TFM207"]
+    # Keras's data helpers feed it: still a guest
+    with_images = source.replace(
+        "    print(", "    tf.keras.utils.image_dataset_from_directory('d')\n    print("
+    )
+    assert codes(with_images) == ["TFM207"]
 
 
 @pytest.mark.parametrize(
@@ -339,3 +344,47 @@ def test_in_a_notebook_the_fix_stays_in_the_cell(tmp_path: Path) -> None:
         "import numpy as np\nimport tensorflow as tf\nfrom tensorflow import keras\n\nfor gpu in"
     )
     assert after["cells"][1]["source"] == cells[1]
+
+
+@pytest.mark.parametrize(
+    "among",
+    [
+        'import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt',
+        '__version__ = "1.0"\nimport json',
+        "import warnings\nwith warnings.catch_warnings():\n    import h5py\nimport json",
+        'try:\n    import wandb\nexcept ImportError:\n    wandb = None\n    print("no wandb")\nimport json',
+        # a header whose test holds expressions with bodies of their own
+        'if (tf if tf else None):\n    import resource\n    for n in ("a" if 1 else "b"):\n        pass\nimport json',
+    ],
+)
+def test_what_either_linter_lets_stand_among_imports_stays_above_the_fix(among: str) -> None:
+    source = f"import tensorflow as tf\n{among}\n\nif __name__ == '__main__':\n    tf.ones([1])\n"
+    result = fixed(source)
+    assert result.startswith(f"import tensorflow as tf\n{among}\n\nfor gpu in"), result
+    assert codes(result) == []
+
+
+def test_where_the_block_would_start_the_runtime_first(tmp_path: Path) -> None:
+    """Right after the import is sure, but code there would make the imports below E402:
+    the finding then comes without a fix, unless no import line follows."""
+    source = (
+        "import tensorflow as tf\nwith tf.device('/cpu:0'):\n    X = tf.constant(1.0)\n"
+        "{tail}\nif __name__ == '__main__':\n    print(tf.ones([1]))\n"
+    )
+    [finding] = lint_text("t.py", source.format(tail="import json\n"), DEFAULT)
+    assert finding.fix is None and "among the imports below this one" in finding.message
+    nested = source.format(tail="try:\n    import yaml\nexcept ImportError:\n    yaml = None\n")
+    assert fixed(nested).startswith("import tensorflow as tf\n\nfor gpu in")
+    # a project module imported in the block that starts it at import
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "model.py").write_text("import tensorflow as tf\nW = tf.Variable(1.0)\n")
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import tensorflow as tf\nfrom mypkg import model\n\n"
+        "if __name__ == '__main__':\n    print(tf.ones([1]), model)\n"
+    )
+    result = run_cli("--no-cache", "--isolated", "--output-format", "json", str(script))
+    [reported] = json.loads(result.stdout)
+    assert reported["fix"] is None and "imported before, may start it" in reported["message"]

@@ -8,9 +8,9 @@ What a fix may add or change, and what is set aside on both sides before compari
 - statements that set `allow_growth` or a memory fraction on a variable;
 - `from tensorflow.core.protobuf import config_pb2`, and `import tensorflow as tf` (TFM205's
   fix, in a module that imports only parts of TensorFlow);
-- statements that call `set_memory_growth` (the growth loops), or that hide every GPU from
-  TensorFlow with `set_visible_devices([], "GPU")` (TFM207's fix); either may hold the
-  `import tensorflow as tf` that comes with it;
+- statements that call `set_memory_growth` (the growth loops, which may hold the
+  `import tensorflow as tf` that comes with them), and TFM207's `try` that hides every GPU
+  from TensorFlow, exactly as that fix writes it;
 - the value given to TF_FORCE_GPU_ALLOW_GROWTH.
 Statement order inside a block is not compared, since TFM203's fix moves configuration up; every
 statement must still be there, once, and unchanged.
@@ -60,14 +60,40 @@ def _added_by_a_fix(statement: ast.stmt, growth_calls: bool, hide_calls: bool = 
         return [alias.name for alias in statement.names] == ["config_pb2"]
     if isinstance(statement, ast.Import):
         return [(alias.name, alias.asname) for alias in statement.names] == [("tensorflow", "tf")]
-    return (growth_calls or hide_calls) and any(
-        (growth_calls and isinstance(node, ast.Attribute) and node.attr == "set_memory_growth")
-        or (hide_calls and _hides_gpus(node))
+    if hide_calls and _hides_gpus(statement):
+        return True
+    return growth_calls and any(
+        isinstance(node, ast.Attribute) and node.attr == "set_memory_growth"
         for node in ast.walk(statement)
     )
 
 
-def _hides_gpus(node: ast.AST) -> bool:
+def _hides_gpus(statement: ast.stmt) -> bool:
+    """TFM207's fix as it writes it, and nothing more: a `try` that hides every GPU from
+    TensorFlow (after `import tensorflow as tf`, where it brings one), and passes on
+    `RuntimeError`."""
+    if not isinstance(statement, ast.Try) or statement.orelse or statement.finalbody:
+        return False
+    *imports, call = statement.body
+    [handler] = statement.handlers if len(statement.handlers) == 1 else [None]
+    return (
+        all(
+            isinstance(i, ast.Import)
+            and [(a.name, a.asname) for a in i.names] == [("tensorflow", "tf")]
+            for i in imports
+        )
+        and len(imports) <= 1
+        and isinstance(call, ast.Expr)
+        and _hide_call(call.value)
+        and handler is not None
+        and isinstance(handler.type, ast.Name)
+        and handler.type.id == "RuntimeError"
+        and len(handler.body) == 1
+        and isinstance(handler.body[0], ast.Pass)
+    )
+
+
+def _hide_call(node: ast.AST) -> bool:
     """`....set_visible_devices([], "GPU")`."""
     return (
         isinstance(node, ast.Call)

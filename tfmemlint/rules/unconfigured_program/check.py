@@ -108,9 +108,7 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         return
     if _is_keras(anchor) and backend.by_default and _imported_roots(ctx) & _HOSTS:
         return  # Keras beside JAX or PyTorch, its backend left to the shell: likely theirs
-    place = _fix_place(ctx, anchor)
-    walk = _Walk(ctx, place, backend.is_tensorflow)
-    walk.run(entry)
+    walk, place = _walked(ctx, entry, anchor, backend)
     project = ctx.names.project
     for other in walk.contexts[1:]:  # the entry's result holds while what it read does
         if project is not None and other.names.project is not None:
@@ -169,14 +167,11 @@ def _why_no_fix(
             "; this may be Keras 2 on TensorFlow 1, which the fix does not fit: set "
             "TF_FORCE_GPU_ALLOW_GROWTH=true before Keras is imported"
         )
-    if start.top <= walk.anchor_top:
-        return "; it starts before this import, so configure it earlier"
-    if walk.early_start is not None:
-        return f"; `{walk.early_start}`, imported before, may start it: configure it earlier"
-    if walk.chooses_gpus or _chooses_gpus_after(ctx, place):
-        # The loop lists the GPUs, and CUDA reads these variables once, then: set after it,
-        # they would no longer choose the GPUs. Where the loop belongs is the user's call.
-        return "; set it up after the program chooses its GPUs (CUDA_VISIBLE_DEVICES)"
+    misplaced = _place_problem(ctx, place, walk, start)
+    if misplaced is not None:
+        return misplaced
+    if walk.chooses_gpus:
+        return _CHOOSES_GPUS
     if any(
         setting.variable == FORCE_GROWTH and not _configures_env(setting.variable, setting.text)
         for setting in process_wide(ctx).env
@@ -186,6 +181,54 @@ def _why_no_fix(
         # Listing the GPUs initializes CUDA, which a process forked after it cannot use.
         return "; it starts processes, which must not inherit CUDA: set it up where they start"
     return None
+
+
+_CHOOSES_GPUS = "; set it up after the program chooses its GPUs (CUDA_VISIBLE_DEVICES)"
+
+
+def _place_problem(ctx: FileContext, place: int, walk: _Walk, start: Start) -> str | None:
+    """Why the fix, after statement `place` of the module body, would come too late, if it
+    would."""
+    if start.top <= walk.import_top:
+        return "; it starts before this import, so configure it earlier"
+    if start.top <= walk.anchor_top:
+        return "; it starts among the imports below this one, before the fix's place after them"
+    if walk.early_start is not None:
+        return f"; `{walk.early_start}`, imported before, may start it: configure it earlier"
+    if _chooses_gpus_after(ctx, place):
+        # The fix lists the GPUs, and CUDA reads these variables once, then: set after it,
+        # they would no longer choose the GPUs. Where the fix belongs is the user's call.
+        return _CHOOSES_GPUS
+    return None
+
+
+def _walked(
+    ctx: FileContext,
+    entry: tuple[cst.FunctionDef, ...],
+    anchor: Binding,
+    backend: KerasBackend,
+) -> tuple[_Walk, int]:
+    """The walk from the entry point, and where the fix goes: after the import block, or,
+    where something in the block would start the runtime first (code among the imports) or
+    choose the GPUs, right after the import itself, when that is sure and no import line
+    follows it in the block."""
+    top = _top_index(ctx, anchor)
+    place = _fix_place(ctx, anchor)
+    walk = _Walk(ctx, top, place, backend.is_tensorflow)
+    walk.run(entry)
+    start = walk.first_start
+    if place == top or start is None or _place_problem(ctx, place, walk, start) is None:
+        return walk, place
+    if any(_is_an_import_line(s) for s in ctx.module.body[top + 1 : place + 1]):
+        return walk, place  # code above an import would be E402: no fix, rather than that
+    closer = _Walk(ctx, top, top, backend.is_tensorflow)
+    closer.run(entry)
+    near = closer.first_start
+    if near is not None and _place_problem(ctx, top, closer, near) is None:
+        # The result holds while what either walk read does.
+        closer.contexts += [other for other in walk.contexts if other not in closer.contexts]
+        return closer, top
+    return walk, place
 
 
 def _top_index(ctx: FileContext, binding: Binding) -> int:
@@ -271,6 +314,8 @@ _TORCH_MODULES = frozenset({"torch", "torchvision", "torchaudio", "lightning", "
 # TensorFlow APIs that compute with it: where one is used, TensorFlow is no guest.
 _COMPUTES = frozenset({"GradientTape", "function", "Module", "Variable", "saved_model.save"})
 _COMPUTE_NAMESPACES = ("keras.", "distribute.", "optimizers.", "losses.")
+# ...but not Keras's data helpers, which a guest may use for its input.
+_DATA_NAMESPACES = ("keras.utils.", "keras.preprocessing.", "keras.datasets.")
 
 
 _HOSTS = _JAX_MODULES | _TORCH_MODULES
@@ -302,7 +347,10 @@ def _guest_host(ctx: FileContext, backend: KerasBackend) -> str | None:
     names = ctx.names
     for site in names.calls:
         api = names.api_of(site.node.func, site.scope, site.order)
-        computes = api is not None and (api in _COMPUTES or api.startswith(_COMPUTE_NAMESPACES))
+        computes = api is not None and (
+            api in _COMPUTES
+            or (api.startswith(_COMPUTE_NAMESPACES) and not api.startswith(_DATA_NAMESPACES))
+        )
         if computes and _keras_call_on_tensorflow(ctx, site, backend.is_tensorflow):
             return None
         if backend.is_tensorflow and _trains(ctx, site.node.func):
@@ -556,8 +604,11 @@ class _Walk:
     """Follows the code an entry point runs, in order, to the first call that starts the
     runtime, noting whether something set GPU memory up before it."""
 
-    def __init__(self, entry: FileContext, anchor_top: int, keras_on_tensorflow: bool) -> None:
+    def __init__(
+        self, entry: FileContext, import_top: int, anchor_top: int, keras_on_tensorflow: bool
+    ) -> None:
         self.entry = entry
+        self.import_top = import_top  # the statement with the import the finding is at
         # Up to the statement after which the fix goes, a start at import time decides where
         # a fix can go: modules imported there are read for one.
         self.anchor_top = anchor_top
@@ -1026,73 +1077,87 @@ def _project_module_of(project: FileResolver, name: str) -> str | None:
 # -- the fix -------------------------------------------------------------------------------------
 def _fix_place(ctx: FileContext, anchor: Binding) -> int:
     """Which statement of the module body the fix goes after: the last import of the import
-    block that holds the TensorFlow import, so that no import follows the fix's code
-    (pycodestyle's and ruff's E402). The block runs on through imports, `if` and `try`
-    statements that hold imports, and the `os.environ` and `sys.path` changes that ruff allows
-    among imports; in a notebook it ends with the cell."""
+    block that holds the TensorFlow import, so that no import follows the fix's code (E402).
+    The block runs on through what either ruff or pycodestyle lets stand among imports (an
+    import after it is E402 for neither, so code put before it would be new to one): `if`,
+    `try` and `with` statements, dunder assignments, `os.environ`, `sys.path`,
+    `matplotlib.use` and the like; in a notebook, IPython lines, and it ends with the cell."""
     body = ctx.module.body
     top = _top_index(ctx, anchor)
     place = top
     for index in range(top + 1, len(body)):
         statement = body[index]
-        if not _import_like(statement) or _new_cell(ctx, body[index - 1], statement):
+        if not _among_imports(statement) or _new_cell(ctx, body[index - 1], statement):
             break
         if _holds_import(statement):
             place = index
     return place
 
 
-_ENVIRONMENT_OBJECTS = ("os.environ", "sys.path")
+# Calls that ruff lets stand among imports (its E402 exemptions), by their spelling.
+_AMONG_IMPORTS = ("os.environ", "sys.path", "site.addsitedir", "matplotlib.use")
+_MAGIC = "# tfmemlint: IPython magic"  # the comment on the stand-in of a notebook's `%` line
 
 
-def _import_like(statement: cst.CSTNode) -> bool:
-    """An import, an `if` or `try` that holds imports (and plain assignments, `pass`), or an
-    `os.environ` or `sys.path` change: what may stand among a module's imports."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        return all(_import_like_small(small) for small in statement.body)
-    if isinstance(statement, (cst.If, cst.Try)) and not _is_main_guard(statement):
-        leaves = list(_leaves(statement))
-        return (
-            bool(leaves)
-            and _holds_import(statement)
-            and all(
-                isinstance(leaf, (cst.Import, cst.ImportFrom, cst.Pass, cst.Assign))
-                for leaf in leaves
-            )
-        )
-    return False
+def _among_imports(statement: cst.CSTNode) -> bool:
+    """What ruff or pycodestyle lets stand among imports without making the imports after it
+    E402: pycodestyle looks only at lines at the left margin and lets `if`, `try` and `with`
+    headers (and so their blocks) and dunder assignments pass; ruff also lets `os.environ`,
+    `sys.path` and `matplotlib.use` changes and compound statements pass."""
+    if isinstance(statement, (cst.If, cst.Try, cst.TryStar, cst.With)):
+        return not _is_main_guard(statement)
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    comment = statement.trailing_whitespace.comment
+    if comment is not None and comment.value == _MAGIC:
+        return True  # a notebook's IPython line, which neither linter counts as code
+    return all(_small_among_imports(small) for small in statement.body)
 
 
-def _import_like_small(small: cst.BaseSmallStatement) -> bool:
+def _small_among_imports(small: cst.BaseSmallStatement) -> bool:
     if isinstance(small, (cst.Import, cst.ImportFrom)):
         return True
     if isinstance(small, cst.Assign) and len(small.targets) == 1:
         target = small.targets[0].target
+        if isinstance(target, cst.Name):
+            return target.value.startswith("__") and target.value.endswith("__")
         return isinstance(target, cst.Subscript) and dotted_name(target.value) == "os.environ"
     if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-        func = small.value.func
-        return isinstance(func, cst.Attribute) and dotted_name(func.value) in _ENVIRONMENT_OBJECTS
+        spelled = dotted_name(small.value.func) or ""
+        return spelled.startswith(_AMONG_IMPORTS)
     return False
 
 
-def _leaves(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The small statements inside a compound statement, every branch's."""
-    for part in _parts(node):
-        block = part.body if isinstance(part, _BRANCHES) else part
-        if isinstance(block, cst.If):
-            yield from _leaves(block)
-            continue
-        for statement in getattr(block, "body", ()):
-            if isinstance(statement, cst.SimpleStatementLine):
-                yield from statement.body
-            else:
-                yield from _leaves(statement) if _parts(statement) else [statement]
+def _is_an_import_line(statement: cst.CSTNode) -> bool:
+    """A line of imports at the module's top level: the statements E402 looks at."""
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
 
 
 def _holds_import(statement: cst.CSTNode) -> bool:
-    if isinstance(statement, cst.SimpleStatementLine):
-        return any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
-    return any(isinstance(leaf, (cst.Import, cst.ImportFrom)) for leaf in _leaves(statement))
+    """Whether a statement of the module body is, or holds, an import."""
+    found = False
+
+    class Imports(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> bool:
+            nonlocal found
+            found = True
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            nonlocal found
+            found = True
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False  # runs later, if at all
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    statement.visit(Imports())
+    return found
 
 
 def _new_cell(ctx: FileContext, before: cst.CSTNode, statement: cst.CSTNode) -> bool:
