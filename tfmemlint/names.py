@@ -642,19 +642,27 @@ class ModuleNames(cst.CSTVisitor):
         self.calls.append(CallSite(node, self._scope, self._order, self._ancestry))
 
     # -- queries -----------------------------------------------------------------------------
-    def top_level_imports(self) -> list[Binding]:
-        """Module-scope imports bound once, made directly in the module body (not under `if` or
-        `try`, which may not run), in source order."""
+    def module_body_imports(self) -> list[Binding]:
+        """Every import made directly in the module body (not under `if` or `try`, which may
+        not run; in a notebook, in any cell), in source order."""
         found = [
-            bindings[0]
+            binding
             for bindings in self.module_scope.bindings.values()
-            if len(bindings) == 1
-            and bindings[0].kind == "import"
-            and bindings[0].ancestry is not None
-            and bindings[0].ancestry.parent is not None
-            and isinstance(bindings[0].ancestry.parent.node, cst.Module)
+            for binding in bindings
+            if binding.kind == "import"
+            and binding.ancestry is not None
+            and binding.ancestry.parent is not None
+            and isinstance(binding.ancestry.parent.node, cst.Module)
         ]
         return sorted(found, key=lambda binding: binding.order)
+
+    def top_level_imports(self) -> list[Binding]:
+        """The module body's imports of names bound once, in source order."""
+        return [
+            binding
+            for binding in self.module_body_imports()
+            if len(self.module_scope.bindings[binding.name]) == 1
+        ]
 
     def single_return(
         self, func: cst.BaseExpression, scope: Scope, order: int

@@ -52,7 +52,7 @@ class Policy(NamedTuple):
             return "allow_growth", "True"
         return "per_process_gpu_memory_fraction", repr(self.fraction)
 
-    def with_guest(self, guest: str | None, keras_backend: str | None) -> Policy:
+    def with_guest_and_backend(self, guest: str | None, keras_backend: str | None) -> Policy:
         """This policy with the guest fix and the Keras backend checked and set."""
         if guest is not None and guest not in GUEST_FIXES:
             raise SettingsError(f"unknown guest policy {guest!r}: use 'hide' or 'growth'")
@@ -141,7 +141,9 @@ def build(
     file's selection; --extend-select and --ignore add to the file's."""
     where = f"{file_config.path}: " if file_config.path else ""
     try:
-        chosen_policy = Policy.parse(policy or file_config.get("policy", "growth")).with_guest(
+        chosen_policy = Policy.parse(
+            policy or file_config.get("policy", "growth")
+        ).with_guest_and_backend(
             guest_policy or file_config.get("guest-policy"), file_config.get("keras-backend")
         )
         selected = select_rules(

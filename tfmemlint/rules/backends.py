@@ -9,11 +9,8 @@ configuration's `keras-backend` (for `keras.json` or the shell); otherwise Keras
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-import libcst as cst
 
 from tfmemlint.names import Binding
 from tfmemlint.rules.environment import EnvSetting, env_settings
@@ -25,13 +22,19 @@ KERAS_BACKEND = "KERAS_BACKEND"
 DEFAULT = "tensorflow"
 # The packages that import Keras when they are imported, and so read its backend then.
 KERAS_IMPORTERS = frozenset({"keras", "keras_hub", "keras_nlp", "keras_cv", "keras_tuner"})
+# How the backend was told, as the messages say it.
+SET_IN_A_FUNCTION = "set in a function"
+SET_IN_THE_MODULE = "set in the module"
+SET_BY_ENV_LINE = "set by `%env`"
+CONFIGURED = "configured"
+BY_DEFAULT = "Keras's default"
 _ENV_LINE = re.compile(r"^[ \t]*%(?:env|set_env)[ \t]+KERAS_BACKEND[ \t]*[= \t][ \t]*(\S+)", re.M)
 
 
 @dataclass(frozen=True)
 class KerasBackend:
     name: str | None  # None: it cannot be told (a value computed at run time, two values)
-    how: str  # "set in the module", "set by `%env`", "configured", "Keras's default"
+    how: str  # one of the ways above
     # The first import of Keras (or of a package that imports it) in the module body.
     keras_import: Binding | None
     # Settings made in the module body after that import, which Keras never reads.
@@ -43,29 +46,19 @@ class KerasBackend:
 
     @property
     def by_default(self) -> bool:
-        return self.how == "Keras's default"
+        return self.how == BY_DEFAULT
 
 
 def keras_import(ctx: FileContext) -> Binding | None:
     """The module body's first import of Keras or of a package that imports it."""
-    found = [
-        binding
-        for binding in _module_imports(ctx)
-        if binding.qualified is not None and binding.qualified.split(".")[0] in KERAS_IMPORTERS
-    ]
-    return min(found, key=lambda binding: binding.order) if found else None
-
-
-def _module_imports(ctx: FileContext) -> Iterator[Binding]:
-    for bindings in ctx.names.module_scope.bindings.values():
-        for binding in bindings:
-            if (
-                binding.kind == "import"
-                and binding.ancestry is not None
-                and binding.ancestry.parent is not None
-                and isinstance(binding.ancestry.parent.node, cst.Module)
-            ):
-                yield binding
+    return next(
+        (
+            binding
+            for binding in ctx.names.module_body_imports()
+            if (binding.qualified or "").split(".")[0] in KERAS_IMPORTERS
+        ),
+        None,
+    )
 
 
 def keras_backend(ctx: FileContext) -> KerasBackend:
@@ -94,17 +87,17 @@ def _read(
 ) -> KerasBackend:
     if any(s.scope is not ctx.names.module_scope for s in settings):
         # Set in a function: when it runs, and so what Keras read, is the program's secret.
-        return KerasBackend(None, "set in a function", first, late)
+        return KerasBackend(None, SET_IN_A_FUNCTION, first, late)
     if before:
         values = {s.text.strip().lower() if s.text is not None else None for s in before}
         name = values.pop() if len(values) == 1 else None
-        return KerasBackend(name, "set in the module", first, late)
+        return KerasBackend(name, SET_IN_THE_MODULE, first, late)
     magics = _ENV_LINE.findall(ctx.layout.set_aside)
     if magics:
         values = {value.strip("'\"").lower() for value in magics}
         name = values.pop() if len(values) == 1 else None
-        return KerasBackend(name, "set by `%env`", first, late)
+        return KerasBackend(name, SET_BY_ENV_LINE, first, late)
     configured = ctx.policy.keras_backend
     if configured is not None:
-        return KerasBackend(configured, "configured", first, late)
-    return KerasBackend(DEFAULT, "Keras's default", first, late)
+        return KerasBackend(configured, CONFIGURED, first, late)
+    return KerasBackend(DEFAULT, BY_DEFAULT, first, late)

@@ -264,30 +264,16 @@ def _place(ctx: FileContext, event: Start) -> str:
 
 
 # -- what the entry module is --------------------------------------------------------------------
-def _module_imports(ctx: FileContext) -> list[Binding]:
-    """The imports made directly in the module body (in a notebook, in any cell's)."""
-    return [
-        binding
-        for bindings in ctx.names.module_scope.bindings.values()
-        for binding in bindings
-        if binding.kind == "import"
-        and binding.qualified is not None
-        and binding.ancestry is not None
-        and binding.ancestry.parent is not None
-        and isinstance(binding.ancestry.parent.node, cst.Module)
-    ]
-
-
 def _tensorflow_import(ctx: FileContext, backend: KerasBackend) -> Binding | None:
     """The first `import tensorflow` made directly in the module body (in a notebook, the first
     cell's that has one), else its first import of a part of TensorFlow; without one, its
     first import of Keras on the TensorFlow backend or of a library that starts TensorFlow
     (`starters.py`): where the fix goes."""
-    imports = _module_imports(ctx)
+    imports = [b for b in ctx.names.module_body_imports() if b.qualified is not None]
     found = [
         binding
         for binding in imports
-        if binding.qualified == TF1 or binding.qualified.startswith(TF1 + ".")  # type: ignore[union-attr]
+        if binding.qualified == TF1 or (binding.qualified or "").startswith(TF1 + ".")
     ]
     plain = [binding for binding in found if binding.qualified in (TF1, TF2_COMPAT)]
     if found:
@@ -295,7 +281,7 @@ def _tensorflow_import(ctx: FileContext, backend: KerasBackend) -> Binding | Non
     others = [
         binding
         for binding in imports
-        if starters.imports_tensorflow(binding.qualified, ctx.text)  # type: ignore[arg-type]
+        if starters.imports_tensorflow(binding.qualified or "", ctx.text)
         or (_is_keras(binding) and backend.is_tensorflow)
     ]
     return min(others, key=lambda binding: binding.order) if others else None
@@ -323,7 +309,7 @@ _HOSTS = _JAX_MODULES | _TORCH_MODULES
 
 def _imported_roots(ctx: FileContext) -> set[str]:
     """The top-level packages the module body imports."""
-    return {binding.qualified.split(".")[0] for binding in _module_imports(ctx)}  # type: ignore[union-attr]
+    return {(binding.qualified or "").split(".")[0] for binding in ctx.names.module_body_imports()}
 
 
 def _guest_host(ctx: FileContext, backend: KerasBackend) -> str | None:
@@ -351,7 +337,7 @@ def _guest_host(ctx: FileContext, backend: KerasBackend) -> str | None:
             api in _COMPUTES
             or (api.startswith(_COMPUTE_NAMESPACES) and not api.startswith(_DATA_NAMESPACES))
         )
-        if computes and _keras_call_on_tensorflow(ctx, site, backend.is_tensorflow):
+        if computes and _runs_on_tensorflow(ctx, site, api, backend.is_tensorflow):
             return None
         if backend.is_tensorflow and _trains(ctx, site.node.func):
             return None
@@ -361,13 +347,15 @@ def _guest_host(ctx: FileContext, backend: KerasBackend) -> str | None:
     return host
 
 
-def _keras_call_on_tensorflow(ctx: FileContext, site: CallSite, keras_on_tensorflow: bool) -> bool:
-    """Whether a call of a Keras API runs on TensorFlow: through `tf.keras` or `tf_keras`
-    always, through Keras itself where its backend is TensorFlow."""
-    names = ctx.names
-    qualified = names.qualified_names(site.node.func, site.scope, site.order) or set()
-    standalone = bool(qualified) and all(name.startswith("keras.") for name in qualified)
-    return keras_on_tensorflow or not standalone
+def _runs_on_tensorflow(
+    ctx: FileContext, site: CallSite, api: str | None, keras_on_tensorflow: bool
+) -> bool:
+    """Whether a call of the TF API `api` runs on TensorFlow: a Keras one does through
+    `tf.keras` or `tf_keras` always, through Keras itself where its backend is TensorFlow."""
+    if api is None or not api.startswith("keras.") or keras_on_tensorflow:
+        return True
+    qualified = ctx.names.qualified_names(site.node.func, site.scope, site.order) or set()
+    return not qualified or not all(name.startswith("keras.") for name in qualified)
 
 
 def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
@@ -750,7 +738,7 @@ class _Walk:
         if api in GRAPH_MODE:
             self.configured = True  # TF1 from here on: no op starts the runtime
             return
-        if starts_runtime(api) and self._on_tensorflow(ctx, site, api):
+        if starts_runtime(api) and _runs_on_tensorflow(ctx, site, api, self.keras_on_tensorflow):
             self.starts(ctx, call, f"{dotted_name(call.func) or api}()")
             return
         func = call.func
@@ -763,13 +751,6 @@ class _Walk:
         run = _runner(ctx, site)
         for target in run if run is not None else [func]:
             self.callee(ctx, site, target)
-
-    def _on_tensorflow(self, ctx: FileContext, site: CallSite, api: str | None) -> bool:
-        """Whether a call of the TF API `api` runs on TensorFlow: a Keras one through Keras
-        itself does only where Keras's backend is TensorFlow."""
-        if api is None or not api.startswith("keras."):
-            return True
-        return _keras_call_on_tensorflow(ctx, site, self.keras_on_tensorflow)
 
     def _library_start(self, ctx: FileContext, site: CallSite) -> bool:
         """A call into a library that starts TensorFlow's runtime (`starters.py`), directly
@@ -1084,14 +1065,29 @@ def _fix_place(ctx: FileContext, anchor: Binding) -> int:
     `matplotlib.use` and the like; in a notebook, IPython lines, and it ends with the cell."""
     body = ctx.module.body
     top = _top_index(ctx, anchor)
+    holders = _import_holders(ctx)
     place = top
     for index in range(top + 1, len(body)):
         statement = body[index]
         if not _among_imports(statement) or _new_cell(ctx, body[index - 1], statement):
             break
-        if _holds_import(statement):
+        if index in holders or _is_an_import_line(statement):
             place = index
     return place
+
+
+def _import_holders(ctx: FileContext) -> set[int]:
+    """The statements of the module body (by index) that make an import that binds a name in
+    the module's scope: imports, and `if`, `try` or `with` statements around them."""
+    index_of = {id(statement): index for index, statement in enumerate(ctx.module.body)}
+    holders = set()
+    for bindings in ctx.names.module_scope.bindings.values():
+        for binding in bindings:
+            if binding.kind == "import" and binding.ancestry is not None:
+                holders.update(
+                    index_of[id(node)] for node in binding.ancestry if id(node) in index_of
+                )
+    return holders
 
 
 # Calls that ruff lets stand among imports (its E402 exemptions), by their spelling.
@@ -1133,31 +1129,6 @@ def _is_an_import_line(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and any(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
     )
-
-
-def _holds_import(statement: cst.CSTNode) -> bool:
-    """Whether a statement of the module body is, or holds, an import."""
-    found = False
-
-    class Imports(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> bool:
-            nonlocal found
-            found = True
-            return False
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-            nonlocal found
-            found = True
-            return False
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False  # runs later, if at all
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-    statement.visit(Imports())
-    return found
 
 
 def _new_cell(ctx: FileContext, before: cst.CSTNode, statement: cst.CSTNode) -> bool:
