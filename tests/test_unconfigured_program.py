@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
 from tfmemlint.prefilter import code_may_have_findings, may_have_findings, prefilter_verdict
 from tfmemlint.project import ProjectIndex
-from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
+from tfmemlint.rules.programs import TEST_RUNNERS
 from tfmemlint.runner import check_bytes
 from tfmemlint.settings import Policy, Settings
 

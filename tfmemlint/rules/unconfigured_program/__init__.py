@@ -10,6 +10,7 @@ import re
 
 from tfmemlint.model import Rule, RuleDoc
 from tfmemlint.rules import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
+from tfmemlint.rules.programs import TEST_RUNNERS
 
 UNCONFIGURED_PROGRAM = Rule(
     code="TFM205",
@@ -133,21 +134,8 @@ GUEST_PROGRAM = Rule(
     ),
 )
 
-# How a test module's `__main__` guard runs its tests, as spelled (`test` is TensorFlow's
-# `from tensorflow.python.platform import test`): such a module is not a program.
-TEST_RUNNERS = frozenset(
-    {
-        "tf.test.main",
-        "tf.compat.v1.test.main",
-        "tf.compat.v2.test.main",
-        "test.main",
-        "googletest.main",
-        "absltest.main",
-        "unittest.main",
-    }
-)
 # The first stage's view of such a guard: the module's last lines, at column 0, the one call and
-# nothing after it. `check._runs_tests` reads every guard this matches (and more) as tests.
+# nothing after it. `entry_points.runs_tests` reads every guard this matches (and more) as tests.
 TEST_GUARD = re.compile(
     rb"\nif __name__ == (['\"])__main__\1:[ \t]*\r?\n"
     rb"(?:[ \t]*(?:#[^\r\n]*)?\r?\n)*"  # blank lines and comments

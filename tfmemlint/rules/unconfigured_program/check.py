@@ -9,7 +9,6 @@ is configuration, and so is an op behind `if args.train:`.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -21,9 +20,10 @@ from tfmemlint.model import Finding, Fix
 from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, CallSite, dotted_name
 from tfmemlint.prefilter import holds_a_trigger
 from tfmemlint.project import FileResolver, member
-from tfmemlint.rules import literals, starters
+from tfmemlint.rules import starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
 from tfmemlint.rules.eager import FAMILY as EAGER
+from tfmemlint.rules.entry_points import entry_point, is_main_guard, runner, trains
 from tfmemlint.rules.process_wide import FAMILY as PROCESS_WIDE
 from tfmemlint.rules.process_wide.check import (
     FORCE_GROWTH,
@@ -37,18 +37,12 @@ from tfmemlint.rules.session_config.check import settled_by_fixes as session_con
 from tfmemlint.rules.unconfigured_program import (
     FAMILY,
     GUEST_PROGRAM,
-    TEST_RUNNERS,
     UNCONFIGURED_PROGRAM,
     frameworks,
 )
 from tfmemlint.rules.unconfigured_program.screen import (
-    CLI_DECORATORS,
-    CLI_METHODS,
     GRAPH_MODE,
-    RUNNERS,
     TF1_ONLY_NAMES,
-    TF_RUNNER,
-    TRAINING_METHODS,
     calls_tensorflow_at_import,
     in_contrib,
     tf1_code,
@@ -103,7 +97,7 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     anchor = _tensorflow_import(ctx, backend)
     if anchor is None:
         return  # no TensorFlow of its own, nor Keras on it, nor a library that starts it
-    entry = _entry_point(ctx)
+    entry = entry_point(ctx)
     if entry is None or _tf1_code(ctx) or _configures(ctx) or _runs_on_a_tpu(ctx):
         return
     if _is_keras(anchor) and backend.by_default and _imported_roots(ctx) & _HOSTS:
@@ -339,7 +333,7 @@ def _guest_host(ctx: FileContext, backend: KerasBackend) -> str | None:
         )
         if computes and _runs_on_tensorflow(ctx, site, api, backend.is_tensorflow):
             return None
-        if backend.is_tensorflow and _trains(ctx, site.node.func):
+        if backend.is_tensorflow and trains(ctx, site.node.func):
             return None
         for qualified in names.qualified_names(site.node.func, site.scope, site.order) or ():
             if starters.builds_a_model(qualified, backend.is_tensorflow):
@@ -471,122 +465,6 @@ def _may_be_an_entry(ctx: FileContext) -> bool:
     return project is not None and bool(project.script_functions())
 
 
-def _is_main_guard(statement: cst.CSTNode) -> bool:
-    """`if __name__ == "__main__":`, either way round."""
-    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
-        return False
-    test = statement.test
-    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
-        return False
-    sides = [test.left, *(c.comparator for c in test.comparisons)]
-    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) and any(
-        literals.string(s) == "__main__" for s in sides
-    )
-
-
-def _runs_tests(guard: cst.CSTNode) -> bool:
-    """A guard that only runs the module's tests (`tf.test.main()`): the module is a suite of
-    test cases, which pytest imports without it, not a program. By spelling, as the
-    pre-filter's `TEST_GUARD` tells it from the text."""
-    if not isinstance(guard, cst.If) or guard.orelse is not None:
-        return False
-    if not isinstance(guard.body, cst.IndentedBlock):
-        return False
-    return all(
-        isinstance(line, cst.SimpleStatementLine)
-        and all(
-            isinstance(small, cst.Expr)
-            and isinstance(small.value, cst.Call)
-            and dotted_name(small.value.func) in TEST_RUNNERS
-            for small in line.body
-        )
-        for line in guard.body.body
-    )
-
-
-def _entry_point(ctx: FileContext) -> tuple[cst.FunctionDef, ...] | None:
-    """None for a library module; for an entry point, the functions that run beyond its body:
-    the click or typer commands it defines, the functions its script entries name."""
-    if ctx.layout.separator is not None:
-        return ()  # a notebook
-    body = ctx.module.body
-    names = ctx.names
-    functions = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
-    commands = tuple(f for f in functions.values() if _is_command(ctx, f))
-    project = names.project
-    scripts = project.script_functions() if project is not None else frozenset()
-    run_by_scripts = tuple(functions[name] for name in sorted(scripts) if name in functions)
-    if commands or run_by_scripts:
-        return commands + run_by_scripts
-    if any(_is_main_guard(statement) and not _runs_tests(statement) for statement in body):
-        return ()
-    for site in names.calls:
-        if site.scope is not names.module_scope:
-            continue  # in a function or class: it runs when (if) that is called
-        if _runner(ctx, site) is not None:
-            return ()
-        if _trains(ctx, site.node.func):
-            return ()
-    return None
-
-
-def _trains(ctx: FileContext, func: cst.BaseExpression) -> bool:
-    """`model.fit`, `evaluate`, `predict`... in a module that uses Keras: the same names in
-    scikit-learn's API train no TensorFlow model."""
-    is_method = isinstance(func, cst.Attribute) and func.attr.value in TRAINING_METHODS
-    return is_method and "keras" in ctx.text
-
-
-def _is_command(
-    ctx: FileContext, function: cst.FunctionDef, seen: frozenset[int] = frozenset()
-) -> bool:
-    """A click or typer command: `@click.command()`, `@cli.command()` on a click group,
-    `@app.command()` on a `typer.Typer()`."""
-    if id(function) in seen:
-        return False  # a decorator that names its own function
-    seen = seen | {id(function)}
-    for decorator in function.decorators:
-        expr = decorator.decorator
-        if isinstance(expr, cst.Call):
-            expr = expr.func
-        spelled = dotted_name(expr) or ""
-        site_scope = ctx.names.module_scope
-        names = ctx.names.spelled_names(expr, site_scope, sys.maxsize) or set()
-        if any(name.startswith(CLI_DECORATORS) for name in names):
-            return True
-        head, _, attribute = spelled.rpartition(".")
-        if attribute in CLI_METHODS and head and "." not in head:
-            found = ctx.names.lookup(head, site_scope, sys.maxsize)
-            bindings = found[1] if found else []
-            if any(_makes_cli(ctx, binding, seen) for binding in bindings):
-                return True
-    return False
-
-
-def _makes_cli(ctx: FileContext, binding: Binding, seen: frozenset[int]) -> bool:
-    """`app = typer.Typer()`, or a function that is itself a click group."""
-    if isinstance(binding.statement, cst.FunctionDef):
-        return _is_command(ctx, binding.statement, seen)
-    if binding.kind == "assign" and isinstance(binding.value, cst.Call):
-        spelled = ctx.names.spelled_names(binding.value.func, binding.scope, binding.order)
-        return any(name.startswith(CLI_DECORATORS) for name in spelled or ())
-    return False
-
-
-def _runner(ctx: FileContext, site: CallSite) -> list[cst.BaseExpression] | None:
-    """For a call that runs a program's main function, the functions it runs (`main` in
-    `app.run(main)`); None for any other call."""
-    names = ctx.names
-    func = site.node.func
-    qualified = names.qualified_names(func, site.scope, site.order) or set()
-    if qualified & RUNNERS or names.api_of(func, site.scope, site.order) == TF_RUNNER:
-        run = [arg.value for arg in site.node.args if arg.keyword is None and not arg.star]
-        if not run and names.api_of(func, site.scope, site.order) == TF_RUNNER:
-            run = [cst.Name("main")]  # it calls the main module's `main`
-        return run[:1]
-    return None
-
-
 # -- the walk ------------------------------------------------------------------------------------
 class _Walk:
     """Follows the code an entry point runs, in order, to the first call that starts the
@@ -648,7 +526,7 @@ class _Walk:
             if self.done():
                 return
             self.top = index
-            if isinstance(statement, cst.If) and _is_main_guard(statement):
+            if isinstance(statement, cst.If) and is_main_guard(statement):
                 self.block(entry, statement.body)
             else:
                 self.statement(entry, statement)
@@ -683,7 +561,7 @@ class _Walk:
                 self.expression(ctx, base.value)
             self.block(ctx, node.body)  # a class body runs as the class is defined
             return
-        if isinstance(node, cst.If) and _is_main_guard(node):
+        if isinstance(node, cst.If) and is_main_guard(node):
             return  # another module's: it does not run on import
         if isinstance(node, cst.SimpleStatementLine):
             for small in node.body:
@@ -742,13 +620,13 @@ class _Walk:
             self.starts(ctx, call, f"{dotted_name(call.func) or api}()")
             return
         func = call.func
-        if _trains(ctx, func) and api is None and self.keras_on_tensorflow:
+        if trains(ctx, func) and api is None and self.keras_on_tensorflow:
             self.starts(ctx, call, f"{dotted_name(func) or 'fit'}()")
             return
         if self._library_start(ctx, site):
             self.starts(ctx, call, f"{dotted_name(func) or 'call'}()")
             return
-        run = _runner(ctx, site)
+        run = runner(ctx, site)
         for target in run if run is not None else [func]:
             self.callee(ctx, site, target)
 
@@ -1101,7 +979,7 @@ def _among_imports(statement: cst.CSTNode) -> bool:
     headers (and so their blocks) and dunder assignments pass; ruff also lets `os.environ`,
     `sys.path` and `matplotlib.use` changes and compound statements pass."""
     if isinstance(statement, (cst.If, cst.Try, cst.TryStar, cst.With)):
-        return not _is_main_guard(statement)
+        return not is_main_guard(statement)
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     comment = statement.trailing_whitespace.comment

@@ -1,8 +1,8 @@
 """TFM205's part of the pre-filter's second stage: TF1 code and modules that are no program,
 which the rule never reports, told from CPython's syntax tree (a tenth of libcst's parse). It
-asks what `check._tf1_code` and `check._entry_point` ask, of the same spellings, so that a
-module it sets aside is one the rule would set aside too. The rule also imports its constants
-from here, so that the two cannot drift apart."""
+asks what `check._tf1_code` and `entry_points.entry_point` ask, of the same spellings, so that a
+module it sets aside is one the rule would set aside too. Both take their spellings
+from `tfmemlint/rules/programs.py`, so that the two cannot drift apart."""
 
 from __future__ import annotations
 
@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 
 from tfmemlint.project import dotted, imported_names, star_import
 from tfmemlint.rules import starters
-from tfmemlint.rules.unconfigured_program import TEST_RUNNERS
+from tfmemlint.rules.programs import (
+    CLI_DECORATORS,
+    CLI_METHODS,
+    RUNNERS,
+    TEST_RUNNERS,
+    TF_RUNNER,
+    TRAINING_METHODS,
+)
 from tfmemlint.source import LineIndex, SourceError, SourceText
 
 if TYPE_CHECKING:
@@ -76,27 +83,6 @@ _PLAIN = (TENSORFLOW, TF2_COMPAT)
 CONTRIB = "tensorflow.contrib"
 
 
-# Calls that run a program's main function: `absl.app.run(main)`, `fire.Fire(main)`, ...
-RUNNERS = frozenset({"absl.app.run", "fire.Fire", "typer.run"})
-TF_RUNNER = "app.run"  # tf.compat.v1.app.run(main), or with no main: the module's `main`
-# What a click or typer command's decorator is spelled from, and a click group's or typer
-# app's own decorators (`@cli.command()`).
-CLI_DECORATORS = ("click.", "typer.")
-CLI_METHODS = frozenset({"command", "group", "callback"})
-# Keras's training methods: whatever the receiver, in a TF2 program they run the model.
-TRAINING_METHODS = frozenset(
-    {
-        "fit",
-        "evaluate",
-        "predict",
-        "fit_generator",
-        "evaluate_generator",
-        "predict_generator",
-        "train_on_batch",
-        "test_on_batch",
-        "predict_on_batch",
-    }
-)
 # How deep `names.spelled_names` follows attributes and aliases; deeper, a name may be anything.
 MAX_SPELLING_DEPTH = 8
 # Where a `global` statement may be: the keyword where a statement may start (a line's start,
@@ -154,7 +140,7 @@ def _as_written(raw: bytes) -> str | None:
 def may_be_an_entry(
     tree: ast.Module, text: str, project: Callable[[], FileResolver | None]
 ) -> bool:
-    """Whether `check._entry_point` may take the module for an entry point: False only where
+    """Whether `entry_points.entry_point` may take the module for an entry point: False only where
     it surely does not. (A notebook always is one, and so is the module of a script entry of
     pyproject.toml, which the pre-filter asks the project about itself.) It asks of the same
     spellings: a `__main__` guard that does more than run tests; at module level, a call that
@@ -209,7 +195,7 @@ def runs_a_main(qualified: str) -> bool:
 
 
 def _may_be_main_guard(statement: ast.stmt) -> bool:
-    """`if __name__ == ...:`, either way round (`check._is_main_guard` also wants `"__main__"`
+    """`if __name__ == ...:`, either way round (`entry_points.is_main_guard` also wants `"__main__"`
     as a plain string literal, which CPython's tree cannot tell from concatenated ones)."""
     if not isinstance(statement, ast.If) or not isinstance(statement.test, ast.Compare):
         return False
@@ -221,7 +207,7 @@ def _may_be_main_guard(statement: ast.stmt) -> bool:
 
 
 def _runs_tests(guard: ast.If, lines: LineIndex) -> bool:
-    """What `check._runs_tests` says of libcst's tree: no `else`, and an indented block (not
+    """What `entry_points.runs_tests` says of libcst's tree: no `else`, and an indented block (not
     a suite on the `if` line) of calls of TEST_RUNNERS alone."""
     if guard.orelse or not all(
         isinstance(statement, ast.Expr)
@@ -244,12 +230,12 @@ def _runs_tests(guard: ast.If, lines: LineIndex) -> bool:
 
 
 def _trains(func: ast.expr) -> bool:
-    """`model.fit`, as `check._trains` spells it (it also wants the word `keras`)."""
+    """`model.fit`, as `entry_points.trains` spells it (it also wants the word `keras`)."""
     return isinstance(func, ast.Attribute) and func.attr in TRAINING_METHODS
 
 
 def _cli_method(decorator: ast.expr) -> bool:
-    """`@cli.command()`: `check._is_command` asks what `cli` is; it may be a click group."""
+    """`@cli.command()`: `entry_points.is_command` asks what `cli` is; it may be a click group."""
     return (
         isinstance(decorator, ast.Attribute)
         and decorator.attr in CLI_METHODS

@@ -1,0 +1,141 @@
+"""Where a program starts: whether a module is an entry point (a notebook, a `__main__` guard that
+is not a test suite's, a runner such as `absl.app.run`, a click or typer command, a script entry
+of the project, Keras training at module level), and which of its functions run beyond its body.
+Shared by the families that look at programs; the spellings are in `programs.py`."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tfmemlint.names import Binding, CallSite, dotted_name
+from tfmemlint.rules import literals
+from tfmemlint.rules.programs import (
+    CLI_DECORATORS,
+    CLI_METHODS,
+    RUNNERS,
+    TEST_RUNNERS,
+    TF_RUNNER,
+    TRAINING_METHODS,
+)
+
+if TYPE_CHECKING:
+    from tfmemlint.engine import FileContext
+
+
+def is_main_guard(statement: cst.CSTNode) -> bool:
+    """`if __name__ == "__main__":`, either way round."""
+    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+        return False
+    test = statement.test
+    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = [test.left, *(c.comparator for c in test.comparisons)]
+    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) and any(
+        literals.string(s) == "__main__" for s in sides
+    )
+
+
+def runs_tests(guard: cst.CSTNode) -> bool:
+    """A guard that only runs the module's tests (`tf.test.main()`): the module is a suite of
+    test cases, which pytest imports without it, not a program. By spelling, as the
+    pre-filter's `TEST_GUARD` tells it from the text."""
+    if not isinstance(guard, cst.If) or guard.orelse is not None:
+        return False
+    if not isinstance(guard.body, cst.IndentedBlock):
+        return False
+    return all(
+        isinstance(line, cst.SimpleStatementLine)
+        and all(
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, cst.Call)
+            and dotted_name(small.value.func) in TEST_RUNNERS
+            for small in line.body
+        )
+        for line in guard.body.body
+    )
+
+
+def entry_point(ctx: FileContext) -> tuple[cst.FunctionDef, ...] | None:
+    """None for a library module; for an entry point, the functions that run beyond its body:
+    the click or typer commands it defines, the functions its script entries name."""
+    if ctx.layout.separator is not None:
+        return ()  # a notebook
+    body = ctx.module.body
+    names = ctx.names
+    functions = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+    commands = tuple(f for f in functions.values() if is_command(ctx, f))
+    project = names.project
+    scripts = project.script_functions() if project is not None else frozenset()
+    run_by_scripts = tuple(functions[name] for name in sorted(scripts) if name in functions)
+    if commands or run_by_scripts:
+        return commands + run_by_scripts
+    if any(is_main_guard(statement) and not runs_tests(statement) for statement in body):
+        return ()
+    for site in names.calls:
+        if site.scope is not names.module_scope:
+            continue  # in a function or class: it runs when (if) that is called
+        if runner(ctx, site) is not None:
+            return ()
+        if trains(ctx, site.node.func):
+            return ()
+    return None
+
+
+def trains(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """`model.fit`, `evaluate`, `predict`... in a module that uses Keras: the same names in
+    scikit-learn's API train no TensorFlow model."""
+    is_method = isinstance(func, cst.Attribute) and func.attr.value in TRAINING_METHODS
+    return is_method and "keras" in ctx.text
+
+
+def is_command(
+    ctx: FileContext, function: cst.FunctionDef, seen: frozenset[int] = frozenset()
+) -> bool:
+    """A click or typer command: `@click.command()`, `@cli.command()` on a click group,
+    `@app.command()` on a `typer.Typer()`."""
+    if id(function) in seen:
+        return False  # a decorator that names its own function
+    seen = seen | {id(function)}
+    for decorator in function.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        spelled = dotted_name(expr) or ""
+        site_scope = ctx.names.module_scope
+        names = ctx.names.spelled_names(expr, site_scope, sys.maxsize) or set()
+        if any(name.startswith(CLI_DECORATORS) for name in names):
+            return True
+        head, _, attribute = spelled.rpartition(".")
+        if attribute in CLI_METHODS and head and "." not in head:
+            found = ctx.names.lookup(head, site_scope, sys.maxsize)
+            bindings = found[1] if found else []
+            if any(makes_cli(ctx, binding, seen) for binding in bindings):
+                return True
+    return False
+
+
+def makes_cli(ctx: FileContext, binding: Binding, seen: frozenset[int]) -> bool:
+    """`app = typer.Typer()`, or a function that is itself a click group."""
+    if isinstance(binding.statement, cst.FunctionDef):
+        return is_command(ctx, binding.statement, seen)
+    if binding.kind == "assign" and isinstance(binding.value, cst.Call):
+        spelled = ctx.names.spelled_names(binding.value.func, binding.scope, binding.order)
+        return any(name.startswith(CLI_DECORATORS) for name in spelled or ())
+    return False
+
+
+def runner(ctx: FileContext, site: CallSite) -> list[cst.BaseExpression] | None:
+    """For a call that runs a program's main function, the functions it runs (`main` in
+    `app.run(main)`); None for any other call."""
+    names = ctx.names
+    func = site.node.func
+    qualified = names.qualified_names(func, site.scope, site.order) or set()
+    if qualified & RUNNERS or names.api_of(func, site.scope, site.order) == TF_RUNNER:
+        run = [arg.value for arg in site.node.args if arg.keyword is None and not arg.star]
+        if not run and names.api_of(func, site.scope, site.order) == TF_RUNNER:
+            run = [cst.Name("main")]  # it calls the main module's `main`
+        return run[:1]
+    return None
