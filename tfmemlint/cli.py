@@ -328,6 +328,7 @@ _SETTINGS_KEYS = frozenset(
         "policy",
         "guest-policy",
         "keras-backend",
+        "jax-preallocate",
         "select",
         "extend-select",
         "ignore",

@@ -18,7 +18,7 @@ SECTION = "[tool.tfmemlint]"
 
 _LISTS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 _STRINGS = ("policy", "guest-policy", "keras-backend", "output-format", "cache-dir")
-_BOOLEANS = ("respect-gitignore", "force-exclude")
+_BOOLEANS = ("respect-gitignore", "force-exclude", "jax-preallocate")
 KEYS = frozenset({*_LISTS, *_STRINGS, *_BOOLEANS, "per-file-ignores"})
 
 

@@ -118,6 +118,16 @@ def insert_after_statement(ctx: FileContext, statement: cst.CSTNode, lines: str)
     return ctx.edit(at, at, content)
 
 
+def insert_before_statement(ctx: FileContext, statement: cst.CSTNode, lines: str) -> Edit:
+    """Insert `lines` (without a final newline) at column 0 on the lines just above a statement
+    of the module body, below its comments: where a setting that must come before an import
+    goes."""
+    row = ctx.lines.location(ctx.span(statement)[0]).row
+    newline = ctx.lines.newline_of(row)
+    at = ctx.lines.starts[row - 1]
+    return ctx.edit(at, at, newline.join(lines.split("\n")) + newline)
+
+
 def insert_line_before(
     ctx: FileContext, binding: Binding, line: str, key: str | None = None
 ) -> Edit | None:

@@ -737,6 +737,16 @@ class FileResolver:
             self.read |= self.index.read(path)[1]
         return path
 
+    def module_of(self, name: str) -> str | None:
+        """The project module file that the longest importable head of the dotted `name`
+        names (`pkg.env` for `pkg.env.setup`, or for `pkg.env` itself)."""
+        parts = name.split(".") if name else []
+        for length in range(len(parts), 0, -1):
+            path = self.module(".".join(parts[:length]))
+            if path is not None:
+                return path
+        return None
+
     def script_functions(self) -> frozenset[str]:
         """The functions of this module that the project's script entries run."""
         functions, read = self.index.script_functions(self.importer)

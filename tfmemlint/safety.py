@@ -11,7 +11,9 @@ What a fix may add or change, and what is set aside on both sides before compari
 - statements that call `set_memory_growth` (the growth loops, which may hold the
   `import tensorflow as tf` that comes with them), and TFM207's `try` that hides every GPU
   from TensorFlow, exactly as that fix writes it;
-- the value given to TF_FORCE_GPU_ALLOW_GROWTH.
+- the value given to TF_FORCE_GPU_ALLOW_GROWTH or XLA_PYTHON_CLIENT_PREALLOCATE;
+- `import os`, and `os.environ.setdefault(...)` of one of the variables the fixes set before an
+  import (JAX's preallocation and fraction, TF_FORCE_GPU_ALLOW_GROWTH), to a literal.
 Statement order inside a block is not compared, since TFM203's fix moves configuration up; every
 statement must still be there, once, and unchanged.
 """
@@ -36,7 +38,12 @@ FIX_KEYWORDS = frozenset(
         "gpu_memory_fraction",
     }
 )
-_FORCE_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
+# The variables whose values a fix may change.
+_FIXED_VALUES = ("TF_FORCE_GPU_ALLOW_GROWTH", "XLA_PYTHON_CLIENT_PREALLOCATE")
+# The variables a fix may set, with `os.environ.setdefault`, before an import.
+_SET_BEFORE_IMPORTS = frozenset(
+    {"TF_FORCE_GPU_ALLOW_GROWTH", "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION"}
+)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers")
 
 
@@ -44,8 +51,26 @@ class UnsafeFixError(Exception):
     """The fixed text failed the safety check; nothing may be written."""
 
 
-def _mentions(node: ast.AST, value: str) -> bool:
-    return any(isinstance(n, ast.Constant) and n.value == value for n in ast.walk(node))
+def _mentions(node: ast.AST, values: tuple[str, ...]) -> bool:
+    return any(isinstance(n, ast.Constant) and n.value in values for n in ast.walk(node))
+
+
+def _sets_before_imports(statement: ast.stmt) -> bool:
+    """`os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")`, as the fixes write it."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "setdefault"
+        and isinstance(call.func.value, ast.Attribute)
+        and call.func.value.attr == "environ"
+        and isinstance(call.func.value.value, ast.Name)
+        and call.func.value.value.id == "os"
+        and not call.keywords
+        and len(call.args) == 2
+        and all(isinstance(arg, ast.Constant) and isinstance(arg.value, str) for arg in call.args)
+        and call.args[0].value in _SET_BEFORE_IMPORTS  # type: ignore[attr-defined]
+    )
 
 
 def _added_by_a_fix(statement: ast.stmt, growth_calls: bool, hide_calls: bool = False) -> bool:
@@ -59,7 +84,10 @@ def _added_by_a_fix(statement: ast.stmt, growth_calls: bool, hide_calls: bool = 
     if isinstance(statement, ast.ImportFrom) and statement.module == "tensorflow.core.protobuf":
         return [alias.name for alias in statement.names] == ["config_pb2"]
     if isinstance(statement, ast.Import):
-        return [(alias.name, alias.asname) for alias in statement.names] == [("tensorflow", "tf")]
+        imported = [(alias.name, alias.asname) for alias in statement.names]
+        return imported in ([("tensorflow", "tf")], [("os", None)])
+    if _sets_before_imports(statement):
+        return True
     if hide_calls and _hides_gpus(statement):
         return True
     return growth_calls and any(
@@ -114,7 +142,7 @@ class _Normalizer:
     def __init__(self, *texts: str) -> None:
         # Words neither text holds need no search through every statement's subtree.
         self.growth_calls = any("set_memory_growth" in text for text in texts)
-        self.force_growth = any(_FORCE_GROWTH in text for text in texts)
+        self.force_growth = any(name in text for text in texts for name in _FIXED_VALUES)
         self.hide_calls = any("set_visible_devices" in text for text in texts)
 
     def kept(self, node: ast.AST, block: list[ast.stmt]) -> list[ast.stmt]:
@@ -139,7 +167,7 @@ class _Normalizer:
         if isinstance(node, ast.Call):
             node.keywords, node.args = _call_kept(node)
         elif isinstance(node, ast.Assign):
-            if self.force_growth and any(_mentions(t, _FORCE_GROWTH) for t in node.targets):
+            if self.force_growth and any(_mentions(t, _FIXED_VALUES) for t in node.targets):
                 node.value = ast.Constant(None)
         elif isinstance(node, ast.Dict):
             node.values = _dict_values_kept(node)
@@ -186,7 +214,7 @@ def _call_kept(call: ast.Call) -> tuple[list[ast.keyword], list[ast.expr]]:
     an argument's type and a constant's value as they were, so it may come before or after."""
     keywords = [k for k in call.keywords if k.arg not in FIX_KEYWORDS]
     args = call.args
-    if any(isinstance(a, ast.Constant) and a.value == _FORCE_GROWTH for a in args):
+    if any(isinstance(a, ast.Constant) and a.value in _FIXED_VALUES for a in args):
         args = [a for a in args if not isinstance(a, ast.Constant)]
     return keywords, args
 
@@ -194,7 +222,7 @@ def _call_kept(call: ast.Call) -> tuple[list[ast.keyword], list[ast.expr]]:
 def _dict_values_kept(node: ast.Dict) -> list[ast.expr]:
     return [
         ast.Constant(None)
-        if isinstance(key, ast.Constant) and key.value == _FORCE_GROWTH
+        if isinstance(key, ast.Constant) and key.value in _FIXED_VALUES
         else value
         for key, value in zip(node.keys, node.values, strict=True)
     ]

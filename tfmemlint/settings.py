@@ -22,12 +22,14 @@ KERAS_BACKENDS = ("tensorflow", "jax", "torch", "numpy", "openvino")
 class Policy(NamedTuple):
     """How a fix limits memory: `growth`, or a cap of `fraction` of the GPU's total memory;
     what it does where TensorFlow is a guest in a JAX or PyTorch program (`hide` its GPUs, or
-    the `growth` policy); and the Keras backend the environment gives, when the configuration
-    says (None: Keras's own default, unless the code sets one)."""
+    the `growth` policy); the Keras backend the environment gives, when the configuration
+    says (None: Keras's own default, unless the code sets one); and whether JAX preallocates
+    there (False: the shell sets `XLA_PYTHON_CLIENT_PREALLOCATE=false` or a fraction)."""
 
     fraction: float | None = None
     guest: str = "hide"
     keras_backend: str | None = None
+    jax_preallocate: bool = True
 
     @classmethod
     def parse(cls, text: str) -> Policy:
@@ -52,14 +54,19 @@ class Policy(NamedTuple):
             return "allow_growth", "True"
         return "per_process_gpu_memory_fraction", repr(self.fraction)
 
-    def with_guest_and_backend(self, guest: str | None, keras_backend: str | None) -> Policy:
-        """This policy with the guest fix and the Keras backend checked and set."""
+    def with_environment(
+        self, guest: str | None, keras_backend: str | None, jax_preallocate: bool = True
+    ) -> Policy:
+        """This policy with the guest fix, the Keras backend and JAX's preallocation checked
+        and set."""
         if guest is not None and guest not in GUEST_FIXES:
             raise SettingsError(f"unknown guest policy {guest!r}: use 'hide' or 'growth'")
         if keras_backend is not None and keras_backend not in KERAS_BACKENDS:
             known = ", ".join(KERAS_BACKENDS)
             raise SettingsError(f"unknown keras-backend {keras_backend!r}: use one of {known}")
-        return self._replace(guest=guest or "hide", keras_backend=keras_backend)
+        return self._replace(
+            guest=guest or "hide", keras_backend=keras_backend, jax_preallocate=jax_preallocate
+        )
 
     def __str__(self) -> str:
         text = "growth" if self.fraction is None else f"fraction={self.fraction!r}"
@@ -67,6 +74,8 @@ class Policy(NamedTuple):
             text += f";guest={self.guest}"
         if self.keras_backend is not None:
             text += f";keras-backend={self.keras_backend}"
+        if not self.jax_preallocate:
+            text += ";jax-preallocate=false"
         return text
 
 
@@ -143,8 +152,10 @@ def build(
     try:
         chosen_policy = Policy.parse(
             policy or file_config.get("policy", "growth")
-        ).with_guest_and_backend(
-            guest_policy or file_config.get("guest-policy"), file_config.get("keras-backend")
+        ).with_environment(
+            guest_policy or file_config.get("guest-policy"),
+            file_config.get("keras-backend"),
+            file_config.get("jax-preallocate", True),
         )
         selected = select_rules(
             list(select) or file_config.get("select", []),

@@ -70,6 +70,7 @@ def _families() -> tuple[RuleFamily, ...]:
     from tfmemlint.rules import (
         eager,
         file_errors,
+        jax_allocator,
         keras_backend,
         process_wide,
         session_config,
@@ -84,6 +85,7 @@ def _families() -> tuple[RuleFamily, ...]:
         eager.FAMILY,
         unconfigured_program.FAMILY,
         keras_backend.FAMILY,
+        jax_allocator.FAMILY,
         values.FAMILY,
         whole_script.FAMILY,
         file_errors.FAMILY,

@@ -29,3 +29,9 @@ def string(expr: cst.BaseExpression) -> str | None:
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     return None
+
+
+def spelled_like(node: cst.SimpleString, text: str) -> str:
+    """The source of a string literal holding `text` (plain text, needing no escapes), with
+    `node`'s prefix and quotes: a fix that changes a value keeps the user's style."""
+    return f"{node.prefix}{node.quote}{text}{node.quote}"

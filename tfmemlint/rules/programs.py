@@ -38,3 +38,10 @@ TRAINING_METHODS = frozenset(
         "predict_on_batch",
     }
 )
+
+# The frameworks a program may compute with beside TensorFlow, by the top-level packages it
+# imports: JAX's (each imports jax) and PyTorch's.
+JAX_MODULES = frozenset(
+    {"jax", "flax", "haiku", "optax", "equinox", "objax", "orbax", "chex", "jraph"}
+)
+TORCH_MODULES = frozenset({"torch", "torchvision", "torchaudio", "lightning", "pytorch_lightning"})

@@ -113,7 +113,7 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         )
         fix = None
         if wanted is not None and isinstance(setting.value, cst.SimpleString):
-            quoted = f"{setting.value.prefix}{setting.value.quote}{wanted}{setting.value.quote}"
+            quoted = literals.spelled_like(setting.value, wanted)
             fix = Fix(f'Set it to "{wanted}"', (fixes.replace(ctx, setting.value, quoted),))
         yield ctx.finding(INVALID_FORCE_GROWTH, message, setting.value, fix)
 

@@ -31,6 +31,7 @@ from tfmemlint.rules.process_wide.check import (
     hides_all_gpus,
     process_wide,
 )
+from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
 from tfmemlint.rules.runtime import GROWTH, LIMIT, starts_runtime
 from tfmemlint.rules.session_config.check import ENTRY_POINTS
 from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
@@ -286,11 +287,6 @@ def _is_keras(binding: Binding) -> bool:
     return binding.qualified is not None and binding.qualified.split(".")[0] == "keras"
 
 
-# The frameworks a program that uses TensorFlow only for data or logging may compute with.
-_JAX_MODULES = frozenset(
-    {"jax", "flax", "haiku", "optax", "equinox", "objax", "orbax", "chex", "jraph"}
-)
-_TORCH_MODULES = frozenset({"torch", "torchvision", "torchaudio", "lightning", "pytorch_lightning"})
 # TensorFlow APIs that compute with it: where one is used, TensorFlow is no guest.
 _COMPUTES = frozenset({"GradientTape", "function", "Module", "Variable", "saved_model.save"})
 _COMPUTE_NAMESPACES = ("keras.", "distribute.", "optimizers.", "losses.")
@@ -298,7 +294,7 @@ _COMPUTE_NAMESPACES = ("keras.", "distribute.", "optimizers.", "losses.")
 _DATA_NAMESPACES = ("keras.utils.", "keras.preprocessing.", "keras.datasets.")
 
 
-_HOSTS = _JAX_MODULES | _TORCH_MODULES
+_HOSTS = JAX_MODULES | TORCH_MODULES
 
 
 def _imported_roots(ctx: FileContext) -> set[str]:
@@ -316,9 +312,9 @@ def _guest_host(ctx: FileContext, backend: KerasBackend) -> str | None:
         host = "JAX"
     elif backend.name == "torch" and "keras" in roots:
         host = "PyTorch"
-    elif roots & _JAX_MODULES:
+    elif roots & JAX_MODULES:
         host = "JAX"
-    elif roots & _TORCH_MODULES:
+    elif roots & TORCH_MODULES:
         host = "PyTorch"
     else:
         return None
@@ -685,7 +681,7 @@ class _Walk:
         head = _head(func)
         spelled = ctx.names.spelled_names(head, site.scope, site.order) if head else None
         for name in spelled or () if project is not None else ():
-            path = project.module(name) or _project_module_of(project, name)
+            path = project.module(name) or project.module_of(name.rpartition(".")[0])
             if path is not None and project.mentions(path, _CONFIGURATION_WORDS):
                 self.unsure = True
 
@@ -921,16 +917,6 @@ def _head(expr: cst.BaseExpression) -> cst.BaseExpression | None:
         else:
             return None
     return expr
-
-
-def _project_module_of(project: FileResolver, name: str) -> str | None:
-    """The project module that the longest importable head of `name` names."""
-    parts = name.split(".")
-    for length in range(len(parts) - 1, 0, -1):
-        path = project.module(".".join(parts[:length]))
-        if path is not None:
-            return path
-    return None
 
 
 # -- the fix -------------------------------------------------------------------------------------

@@ -1,0 +1,265 @@
+"""JAX's allocator (TFM208-TFM211): preallocation where JAX shares the GPU, or alone (opt-in),
+the values jaxlib reads, and settings made after JAX's backend started. The fixed programs are
+run with the installed (CPU) JAX, and jaxlib's own parser is asked what it makes of the values
+the value check judges."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
+from tfmemlint.settings import Policy, Settings, select_rules
+
+DEFAULT = Settings.default()
+ALL_JAX = Settings(Policy(), select_rules(extend_select=["TFM209"]))
+SHELL_SETS_IT = Settings(Policy(jax_preallocate=False), select_rules(extend_select=["TFM209"]))
+MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
+JAX_ONLY = "import jax\nimport jax.numpy as jnp\n\n\ndef main():\n    print(jnp.zeros(3))\n" + MAIN
+
+
+def found(source: str, settings: Settings = DEFAULT) -> list[tuple[str, str]]:
+    return [(f.code, f.message) for f in lint_text("t.py", textwrap.dedent(source), settings)]
+
+
+# -- TFM208 / TFM209 -----------------------------------------------------------------------------
+def test_jax_alone_is_reported_only_when_selected() -> None:
+    assert codes(JAX_ONLY) == []
+    [(code, message)] = found(JAX_ONLY, ALL_JAX)
+    assert code == "TFM209"
+    assert "nothing sets its allocator before `import jax`" in message
+    assert fixed(JAX_ONLY, ALL_JAX) == (
+        'import os\n\nos.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")\n' + JAX_ONLY
+    )
+    assert codes(fixed(JAX_ONLY, ALL_JAX), settings=ALL_JAX) == []
+
+
+@pytest.mark.parametrize(
+    ("imports", "why"),
+    [
+        ("import tensorflow as tf\n", "starts TensorFlow"),
+        ("import tensorflow_datasets as tfds\n", "starts TensorFlow"),
+        ("import torch\nDEVICE = 'cuda'\n", "runs PyTorch on the GPU"),
+    ],
+)
+def test_jax_beside_another_framework_is_reported_by_default(imports: str, why: str) -> None:
+    source = imports + JAX_ONLY
+    [(code, message)] = [(c, m) for c, m in found(source) if c.startswith("TFM20") and c > "TFM207"]
+    assert code == "TFM208"
+    assert why in message
+
+
+def test_pytorch_on_the_cpu_shares_no_gpu() -> None:
+    assert [c for c in codes("import torch\n" + JAX_ONLY, settings=ALL_JAX)] == ["TFM209"]
+
+
+def test_keras_on_jax_is_reported_by_default() -> None:
+    source = (
+        'import os\n\nos.environ["KERAS_BACKEND"] = "jax"\n\nimport keras\n\n\ndef main():\n'
+        "    keras.Sequential([keras.layers.Dense(1)])\n" + MAIN
+    )
+    [(code, message)] = found(source)
+    assert code == "TFM208"
+    assert "Keras runs on JAX here (set in the module)" in message
+    assert fixed(source).startswith(
+        'import os\n\nos.environ["KERAS_BACKEND"] = "jax"\n\n'
+        'os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")\nimport keras\n'
+    )
+    on_jax = Settings(Policy(keras_backend="jax"), select_rules())
+    plain = "import keras\n\n\ndef main():\n    keras.Sequential([])\n" + MAIN
+    assert codes(plain, settings=on_jax) == ["TFM208"]
+
+
+@pytest.mark.parametrize(
+    "configuration",
+    [
+        'os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"',
+        'os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", ".5")',
+        'os.environ["XLA_PYTHON_CLIENT_ALLOCATOR"] = "platform"',
+        'os.environ["XLA_CLIENT_MEM_FRACTION"] = "0.3"',
+        'os.environ["JAX_PLATFORMS"] = "cpu"',
+        'os.environ["CUDA_VISIBLE_DEVICES"] = ""',
+    ],
+)
+def test_a_setting_or_no_gpu_is_configuration(configuration: str) -> None:
+    source = f"import os\n\n{configuration}\n" + JAX_ONLY
+    assert codes(source, settings=ALL_JAX) == []
+
+
+def test_a_setting_in_main_is_configuration() -> None:
+    source = JAX_ONLY.replace(
+        "def main():\n", 'def main():\n    os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"\n'
+    )
+    assert codes("import os\n" + source, settings=ALL_JAX) == []
+
+
+def test_jax_kept_on_the_cpu_by_its_config_is_not_reported() -> None:
+    source = JAX_ONLY.replace(
+        "\n\ndef main", '\njax.config.update("jax_platforms", "cpu")\n\n\ndef main'
+    )
+    assert codes(source, settings=ALL_JAX) == []
+
+
+def test_the_shell_is_configuration_when_the_configuration_says_so() -> None:
+    assert codes(JAX_ONLY, settings=SHELL_SETS_IT) == []
+
+
+def test_a_library_module_is_not_a_program() -> None:
+    library = "import jax.numpy as jnp\n\n\ndef loss(x):\n    return jnp.sum(x)\n"
+    assert codes(library, settings=ALL_JAX) == []
+
+
+def test_a_program_that_never_calls_jax_is_not_reported() -> None:
+    source = "import jax\n\n\ndef main():\n    print('hello')\n" + MAIN
+    assert codes(source, settings=ALL_JAX) == []
+
+
+def test_a_project_module_imported_first_may_set_it(tmp_path: Path) -> None:
+    (tmp_path / "setup_env.py").write_text(
+        'import os\n\nos.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"\n'
+    )
+    script = tmp_path / "train.py"
+    script.write_text("import setup_env  # noqa: F401\n" + JAX_ONLY)
+    result = run_cli("--extend-select", "TFM209", "--isolated", str(script), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    script.write_text(JAX_ONLY + "import setup_env  # noqa: F401\n")
+    result = run_cli("--extend-select", "TFM209", "--isolated", str(script), cwd=tmp_path)
+    assert "TFM209" in result.stdout
+
+
+def test_a_notebook_env_line_is_configuration(tmp_path: Path) -> None:
+    configured = write_notebook(
+        tmp_path / "on.ipynb",
+        ["%env XLA_PYTHON_CLIENT_PREALLOCATE=false", "import jax\nprint(jax.numpy.ones(2))"],
+    )
+    bare = write_notebook(tmp_path / "off.ipynb", ["import jax\nprint(jax.numpy.ones(2))"])
+    result = run_cli("--extend-select", "TFM209", "--isolated", str(configured), str(bare))
+    assert "off.ipynb" in result.stdout
+    assert "on.ipynb" not in result.stdout
+
+
+def test_the_fraction_policy_sets_the_fraction() -> None:
+    half = Settings(Policy(0.5), select_rules(extend_select=["TFM209"]))
+    assert 'os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.5")\n' in fixed(
+        JAX_ONLY, half
+    )
+
+
+def test_the_fix_uses_the_modules_own_os_and_keeps_isort_quiet() -> None:
+    source = "import os\nimport jax\n\n\ndef main():\n    print(jax.numpy.ones(os.cpu_count()))\n"
+    result = fixed(source + MAIN, ALL_JAX)
+    assert result.startswith(
+        'import os\n\nos.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")\nimport jax\n'
+    )
+
+
+def test_no_fix_where_os_is_something_else() -> None:
+    source = "os = None\nimport jax\n\n\ndef main():\n    print(jax.numpy.ones(2))\n" + MAIN
+    [finding] = lint_text("t.py", source, ALL_JAX)
+    assert finding.code == "TFM209" and finding.fix is None
+
+
+# -- TFM210 --------------------------------------------------------------------------------------
+def _jaxlib_reads(**settings: str) -> str:
+    """What the installed jaxlib makes of these settings (its options, or its error)."""
+    program = (
+        "from jaxlib import xla_client\n"
+        "try:\n    print(xla_client.generate_pjrt_gpu_plugin_options())\n"
+        "except ValueError as error:\n    print('ValueError', error)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_")}
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        env={**env, **settings},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "reported"),
+    [
+        ("XLA_PYTHON_CLIENT_PREALLOCATE", "false", False),
+        ("XLA_PYTHON_CLIENT_PREALLOCATE", "False", False),
+        ("XLA_PYTHON_CLIENT_PREALLOCATE", "0", False),
+        ("XLA_PYTHON_CLIENT_PREALLOCATE", "FALSE", True),
+        ("XLA_PYTHON_CLIENT_PREALLOCATE", "no", True),
+        ("XLA_PYTHON_CLIENT_PREALLOCATE", "true", False),
+        ("XLA_PYTHON_CLIENT_MEM_FRACTION", ".5", False),
+        ("XLA_PYTHON_CLIENT_MEM_FRACTION", "50%", True),
+        ("XLA_PYTHON_CLIENT_MEM_FRACTION", "1.5", True),
+        ("XLA_PYTHON_CLIENT_MEM_FRACTION", "0", True),
+        ("XLA_PYTHON_CLIENT_ALLOCATOR", "Platform", False),
+        ("XLA_PYTHON_CLIENT_ALLOCATOR", "cuda", True),
+    ],
+)
+def test_values_as_jaxlib_reads_them(variable: str, value: str, reported: bool) -> None:
+    pytest.importorskip("jaxlib")
+    source = f'import os\n\nos.environ["{variable}"] = "{value}"\n'
+    assert ("TFM210" in codes(source)) == reported
+    read = _jaxlib_reads(**{variable: value})
+    if variable.endswith("PREALLOCATE"):
+        # Reported exactly where jaxlib leaves preallocation on though the value means off.
+        assert ("'preallocate': False" in read) == (not reported and value != "true")
+    elif not reported or "%" in value or variable.endswith("ALLOCATOR"):
+        assert ("ValueError" in read) == reported
+
+
+def test_a_value_that_means_no_is_fixed_in_its_own_quotes() -> None:
+    source = "import os\n\nos.environ['XLA_PYTHON_CLIENT_PREALLOCATE'] = 'off'\n"
+    assert fixed(source) == "import os\n\nos.environ['XLA_PYTHON_CLIENT_PREALLOCATE'] = 'false'\n"
+
+
+def test_both_fraction_variables_are_an_error() -> None:
+    source = (
+        'import os\n\nos.environ["XLA_CLIENT_MEM_FRACTION"] = ".5"\n'
+        'os.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"] = ".5"\n'
+    )
+    [(code, message)] = found(source)
+    assert code == "TFM210" and "set together with XLA_CLIENT_MEM_FRACTION" in message
+    pytest.importorskip("jaxlib")
+    both = _jaxlib_reads(XLA_CLIENT_MEM_FRACTION=".5", XLA_PYTHON_CLIENT_MEM_FRACTION=".5")
+    assert "ValueError" in both
+
+
+# -- TFM211 --------------------------------------------------------------------------------------
+def test_a_setting_after_jax_started_is_too_late() -> None:
+    source = (
+        "import os\n\nimport jax\n\nkey = jax.random.PRNGKey(0)\n"
+        'os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"\n'
+    )
+    [(code, message)] = found(source)
+    assert code == "TFM211"
+    assert "after `jax.random.PRNGKey(...)` (line 5) started JAX's backend" in message
+
+
+def test_a_setting_after_the_import_and_before_any_op_is_in_time() -> None:
+    source = (
+        "import os\n\nimport jax\n\n"
+        'os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"\nkey = jax.random.PRNGKey(0)\n'
+    )
+    assert codes(source) == []
+
+
+# -- the programs, run -----------------------------------------------------------------------------
+def test_fixed_jax_programs_run_and_jax_reads_the_setting(tmp_path: Path) -> None:
+    pytest.importorskip("jax")
+    script = tmp_path / "train.py"
+    script.write_text(
+        fixed(JAX_ONLY, ALL_JAX) + "\nfrom jaxlib import xla_client\n\n"
+        "print(xla_client.generate_pjrt_gpu_plugin_options()['preallocate'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_")}
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "False"

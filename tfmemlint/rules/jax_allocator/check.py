@@ -1,0 +1,315 @@
+"""The logic of TFM208-TFM211 (their pages are in `__init__.py`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from tfmemlint import fixes
+from tfmemlint.engine import FileContext
+from tfmemlint.model import Finding, Fix
+from tfmemlint.names import Binding, CallSite
+from tfmemlint.rules import literals, starters
+from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
+from tfmemlint.rules.entry_points import entry_point
+from tfmemlint.rules.environment import EnvSetting, env_settings
+from tfmemlint.rules.jax_allocator import (
+    ALLOCATOR,
+    CLIENT_MEM_FRACTION,
+    CONFIGURED_AFTER_START,
+    INVALID_SETTING,
+    MEM_FRACTION,
+    PREALLOCATE,
+    PREALLOCATION,
+    SHARED_GPU_PREALLOCATION,
+    VARIABLES,
+)
+from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
+
+# What jaxlib reads, in xla_client.py: preallocation is off for exactly these values; an
+# empty value is no value; the allocators it accepts (after `.lower()`).
+_OFF = frozenset({"false", "False", "0"})
+_MEANS_NO = frozenset({"false", "0", "no", "n", "off"})
+_ALLOCATORS = frozenset({"default", "platform", "bfc", "cuda_async", "vmm"})
+_FRACTIONS = (MEM_FRACTION, CLIENT_MEM_FRACTION)
+# What keeps JAX off the GPU: its platform list, or no GPU visible at all.
+_PLATFORM_VARIABLES = ("JAX_PLATFORMS", "JAX_PLATFORM_NAME", "CUDA_VISIBLE_DEVICES")
+_PLATFORM_OPTIONS = frozenset({"jax_platforms", "jax_platform_name"})
+_ENV_LINE = re.compile(
+    r"^[ \t]*%(?:env|set_env)[ \t]+(XLA_(?:PYTHON_)?CLIENT_\w+|JAX_PLATFORMS?(?:_NAME)?|"
+    r"CUDA_VISIBLE_DEVICES)[ \t]*[= \t][ \t]*(\S*)",
+    re.M,
+)
+# Calls that start JAX's backend, by qualified name: arrays, random keys, device queries.
+_STARTING_NAMESPACES = ("jax.numpy.", "jax.random.")
+_STARTING_CALLS = frozenset(
+    {
+        "jax.devices",
+        "jax.local_devices",
+        "jax.device_count",
+        "jax.local_device_count",
+        "jax.device_put",
+        "jax.default_backend",
+    }
+)
+_SETTING_WORDS = (b"XLA_PYTHON_CLIENT", b"XLA_CLIENT_MEM_FRACTION")
+
+
+def check(ctx: FileContext) -> Iterator[Finding]:
+    settings = tuple(env_settings(ctx.names, VARIABLES)) if "XLA_" in ctx.text else ()
+    yield from _invalid_values(ctx, settings)
+    yield from _set_after_start(ctx, settings)
+    yield from _preallocation(ctx, settings)
+
+
+# -- TFM210: values ------------------------------------------------------------------------------
+def _invalid_values(ctx: FileContext, settings: Sequence[EnvSetting]) -> Iterator[Finding]:
+    for setting in settings:
+        text = setting.text
+        if not text:
+            continue  # computed, or empty, which jaxlib takes for unset
+        message, fix = _value_problem(ctx, setting, text)
+        if message is not None:
+            yield ctx.finding(INVALID_SETTING, message, setting.value, fix)
+    both = [s for s in settings if s.variable in _FRACTIONS and s.text != ""]
+    for setting in both:
+        if setting.variable == MEM_FRACTION and any(
+            other.variable == CLIENT_MEM_FRACTION and other.scope is setting.scope for other in both
+        ):
+            message = (
+                f"{MEM_FRACTION} is set together with {CLIENT_MEM_FRACTION}: jaxlib raises "
+                "ValueError when its GPU backend starts; keep one of them"
+            )
+            yield ctx.finding(INVALID_SETTING, message, setting.node, None)
+
+
+def _value_problem(
+    ctx: FileContext, setting: EnvSetting, text: str
+) -> tuple[str | None, Fix | None]:
+    variable = setting.variable
+    if variable == PREALLOCATE:
+        if text in _OFF or text.strip().lower() not in _MEANS_NO:
+            return None, None
+        fix = None
+        if isinstance(setting.value, cst.SimpleString):
+            quoted = literals.spelled_like(setting.value, "false")
+            fix = Fix('Set it to "false"', (fixes.replace(ctx, setting.value, quoted),))
+        return (
+            f"JAX reads {variable}={text!r} as true, and preallocates: it turns "
+            'preallocation off only for exactly "false", "False" or "0"'
+        ), fix
+    if variable in _FRACTIONS:
+        try:
+            fraction = float(text)
+        except ValueError:
+            return (
+                f"{variable}={text!r} is no number: jaxlib raises ValueError when its GPU "
+                "backend starts"
+            ), None
+        if not 0 < fraction <= 1:
+            return (
+                f"{variable}={text!r} is outside (0, 1]: JAX would reserve "
+                + ("no memory" if not fraction > 0 else "more memory than the GPU has")
+            ), None
+        return None, None
+    if text.lower() not in _ALLOCATORS:
+        known = ", ".join(f'"{name}"' for name in sorted(_ALLOCATORS))
+        return (
+            f"{ALLOCATOR}={text!r} is no allocator jaxlib knows ({known}): it raises "
+            "ValueError when its GPU backend starts"
+        ), None
+    return None, None
+
+
+# -- TFM211: too late ----------------------------------------------------------------------------
+def _set_after_start(ctx: FileContext, settings: Sequence[EnvSetting]) -> Iterator[Finding]:
+    module = ctx.names.module_scope
+    late = [s for s in settings if s.scope is module]
+    if not late:
+        return
+    start = _first_start(ctx)
+    if start is None:
+        return
+    row = ctx.lines.location(ctx.span(start.node)[0]).row
+    for setting in late:
+        if setting.order > start.order:
+            message = (
+                f"{setting.variable} is set after `{ctx.code(start.node.func)}(...)` "
+                f"({ctx.place(row)}) started JAX's backend, which read its allocator's "
+                "settings once, there: this one has no effect"
+            )
+            yield ctx.finding(CONFIGURED_AFTER_START, message, setting.node, None)
+
+
+def _first_start(ctx: FileContext) -> CallSite | None:
+    """The module body's first call that starts JAX's backend."""
+    names = ctx.names
+    starts = [
+        site
+        for site in names.calls
+        if site.scope is names.module_scope
+        and any(
+            qualified in _STARTING_CALLS or qualified.startswith(_STARTING_NAMESPACES)
+            for qualified in names.qualified_names(site.node.func, site.scope, site.order) or ()
+        )
+    ]
+    return min(starts, key=lambda site: site.order, default=None)
+
+
+# -- TFM208, TFM209: preallocation ---------------------------------------------------------------
+def _preallocation(ctx: FileContext, settings: Sequence[EnvSetting]) -> Iterator[Finding]:
+    backend = keras_backend(ctx)
+    anchor = _jax_import(ctx, backend)
+    if anchor is None or anchor.ancestry is None or entry_point(ctx) is None:
+        return
+    if not _calls_jax(ctx, backend) or _configured(ctx, settings, anchor):
+        return
+    if _off_the_gpu(ctx):
+        return
+    shares = _shares_the_gpu(ctx, backend)
+    rule = PREALLOCATION if shares is None else SHARED_GPU_PREALLOCATION
+    imported = ctx.code(anchor.ancestry.node).strip()
+    message = (
+        f"JAX reserves 75% of every GPU when its backend starts, and nothing sets its "
+        f"allocator before `{imported}`"
+    )
+    if shares is not None:
+        message += f": {shares}"
+    yield ctx.finding(rule, message, anchor.ancestry.node, _fix(ctx, anchor))
+
+
+def _jax_import(ctx: FileContext, backend: KerasBackend) -> Binding | None:
+    """The module body's first import of JAX, or of Keras where Keras runs on JAX."""
+    for binding in ctx.names.module_body_imports():
+        root = (binding.qualified or "").split(".")[0]
+        if root in JAX_MODULES or (root in KERAS_IMPORTERS and backend.name == "jax"):
+            return binding
+    return None
+
+
+def _calls_jax(ctx: FileContext, backend: KerasBackend) -> bool:
+    """Whether the module calls into JAX (or into Keras on it) anywhere."""
+    roots = JAX_MODULES | (KERAS_IMPORTERS if backend.name == "jax" else frozenset())
+    names = ctx.names
+    for site in names.calls:
+        for qualified in names.qualified_names(site.node.func, site.scope, site.order) or ():
+            if qualified.split(".")[0] in roots:
+                return True
+    return False
+
+
+def _configured(ctx: FileContext, settings: Sequence[EnvSetting], anchor: Binding) -> bool:
+    """A setting anywhere in the module (TFM210 and TFM211 judge it), a notebook's `%env`
+    line, the configuration, or a project module imported before JAX that sets one."""
+    if settings or not ctx.policy.jax_preallocate:
+        return True
+    if any(name.startswith("XLA_") for name, _ in _ENV_LINE.findall(ctx.layout.set_aside)):
+        return True
+    project = ctx.names.project
+    if project is None:
+        return False
+    for binding in ctx.names.module_body_imports():
+        if binding.order >= anchor.order:
+            break
+        path = project.module_of(binding.qualified or "")
+        if path is not None and project.mentions(path, _SETTING_WORDS):
+            return True
+    return False
+
+
+def _off_the_gpu(ctx: FileContext) -> bool:
+    """JAX kept to the CPU or a TPU, or no GPU visible: anywhere in the module, as a branch
+    that keeps it off may be the one that runs."""
+    for setting in env_settings(ctx.names, _PLATFORM_VARIABLES):
+        if _keeps_off(setting.variable, setting.text):
+            return True
+    for variable, value in _ENV_LINE.findall(ctx.layout.set_aside):
+        if _keeps_off(variable, value.strip("'\"")):
+            return True
+    names = ctx.names
+    for site in names.calls:
+        if names.qualified_names(site.node.func, site.scope, site.order) != {"jax.config.update"}:
+            continue
+        args = [arg.value for arg in site.node.args if arg.keyword is None and not arg.star]
+        option = literals.string(args[0]) if len(args) == 2 else None
+        if option in _PLATFORM_OPTIONS and _keeps_off("JAX_PLATFORMS", literals.string(args[1])):
+            return True
+    return False
+
+
+def _keeps_off(variable: str, value: str | None) -> bool:
+    if value is None:
+        return False
+    if variable == "CUDA_VISIBLE_DEVICES":
+        return value.strip() in ("", "-1")
+    first = value.strip().lower().split(",")[0]
+    return first in ("cpu", "tpu")
+
+
+def _shares_the_gpu(ctx: FileContext, backend: KerasBackend) -> str | None:
+    """Why the GPU JAX takes is shared within the program, if it is."""
+    roots = set()
+    for binding in ctx.names.module_body_imports():
+        qualified = binding.qualified or ""
+        root = qualified.split(".")[0]
+        roots.add(root)
+        keras_on_tensorflow = (
+            root in KERAS_IMPORTERS and backend.is_tensorflow and not backend.by_default
+        )
+        if (
+            root == "tensorflow"
+            or starters.imports_tensorflow(qualified, ctx.text)
+            or keras_on_tensorflow
+        ):
+            return "the same program starts TensorFlow, which reserves nearly all of what is left"
+    if backend.name == "jax" and roots & KERAS_IMPORTERS:
+        return f"Keras runs on JAX here ({backend.how})"
+    if roots & TORCH_MODULES and "cuda" in ctx.text:
+        return "the same program runs PyTorch on the GPU, which then runs out of memory"
+    return None
+
+
+def _fix(ctx: FileContext, anchor: Binding) -> Fix | None:
+    assert anchor.ancestry is not None
+    if ctx.policy.fraction is None:
+        variable, value = PREALLOCATE, "false"
+    else:
+        variable, value = MEM_FRACTION, repr(ctx.policy.fraction)
+    found = ctx.names.lookup("os", ctx.names.module_scope, anchor.order)
+    bindings = found[1] if found else []
+    if bindings and not all(binding.qualified == "os" for binding in bindings):
+        return None  # `os` is something else here
+    statement = anchor.ancestry.node
+    lines = f'os.environ.setdefault("{variable}", "{value}")'
+    if not bindings:
+        lines = "import os\n\n" + lines
+    if _follows_an_import(ctx, statement):
+        lines = "\n" + lines  # isort ends an import block with a blank line
+    edit = fixes.insert_before_statement(ctx, statement, lines)
+    return Fix(f"Set {variable}={value} before JAX starts", (edit,))
+
+
+def _follows_an_import(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    """Whether the statement comes on the line right after an import of the module body."""
+    body = list(ctx.module.body)
+    index = next((i for i, s in enumerate(body) if s is statement), 0)
+    previous = body[index - 1] if index else None
+    if not isinstance(previous, cst.SimpleStatementLine) or not all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in previous.body
+    ):
+        return False
+    row = ctx.lines.location(ctx.span(statement)[0]).row
+    return ctx.lines.location(max(ctx.span(previous)[1] - 1, 0)).row == row - 1
+
+
+def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
+    """True: what this family finds rests on the module's JAX imports and calls, its
+    allocator, platform and Keras settings, and whether it imports TensorFlow. Its own fixes
+    set a variable before the first import of JAX (the program then counts as configured, and
+    no start comes before it) or make a value one JAX reads as meant. The other families'
+    fixes add none of these: memory options, growth loops, hidden GPUs, and `import
+    tensorflow` only where a TensorFlow import was there already (TFM205 and TFM207 anchor on
+    one, or on a library or Keras on TensorFlow, each of which counts here as starting it)."""
+    return True
