@@ -1,5 +1,5 @@
 """`fixtures/libraries`: programs that reach TensorFlow through a library (TFDS, TF Hub,
-transformers) or use it as a guest of PyTorch. Their packages are not in the test extra (TFDS,
+transformers, TF1-era Keras as `tf_keras`) or use it as a guest of PyTorch. Their packages are not in the test extra (TFDS,
 hub and transformers need the network to load anything, PyTorch's wheel brings CUDA), so
 `after` is checked against `--fix` and run only where every package it imports is installed.
 `tfmemlint verify fixtures/libraries/after` runs them where they are (see the README)."""
@@ -48,6 +48,9 @@ def test_findings_are_exactly_where_after_differs() -> None:
         ("transformers_tf.py", "TFM205"),
         ("pytorch_tf_summary.py", "TFM207"),
         ("jax_tfds_builder.py", "TFM207"),
+        ("jax_tfds_builder.py", "TFM208"),
+        ("keras2_own_session.py", "TFM212"),
+        ("keras2_set_session_no_memory.py", "TFM102"),
     }
     changed = {n for n in NAMES if (BEFORE / n).read_bytes() != (AFTER / n).read_bytes()}
     assert {name for name, _ in found} == changed

@@ -83,13 +83,21 @@ def test_keras3_on_another_backend_starts_no_tensorflow(setting: str) -> None:
     assert codes(beside) == []
 
 
-def test_keras_that_may_be_keras_2_on_tensorflow_1_gets_no_fix() -> None:
+def test_keras_that_may_be_keras_2_on_tensorflow_1_gets_the_environment_fix() -> None:
     """Without a word only Keras 3 has, the Keras may be Keras 2 on TF1 (its own session),
-    where `tf.config.list_physical_devices` does not exist."""
+    where `tf.config.list_physical_devices` does not exist: TF_FORCE_GPU_ALLOW_GROWTH, which
+    TensorFlow's allocator reads in either, goes before the first import."""
     source = KERAS3.replace("    print(keras.ops.sum(model.predict(np.ones((1, 1)))))\n", "")
     [finding] = lint_text("t.py", source, DEFAULT)
-    assert finding.code == "TFM205" and finding.fix is None
+    assert finding.code == "TFM205" and finding.fix is not None
     assert "may be Keras 2 on TensorFlow 1" in finding.message
+    assert fixed(source) == (
+        'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n' + source
+    )
+    assert codes(fixed(source)) == []
+    fraction = Settings(Policy(0.5), TF_RULES)
+    [finding] = lint_text("t.py", source, fraction)
+    assert finding.fix is None and "set_session(Session(config=...))" in finding.message
     # beside an `import tensorflow` of its own, the program is TF2's: fixed as always
     assert "set_memory_growth" in fixed("import tensorflow as tf\n" + source)
 
@@ -403,3 +411,61 @@ def test_where_the_block_would_start_the_runtime_first(tmp_path: Path) -> None:
     result = run_cli("--no-cache", "--isolated", "--output-format", "json", str(script))
     [reported] = json.loads(result.stdout)
     assert reported["fix"] is None and "imported before, may start it" in reported["message"]
+
+
+# -- TFM212: TF1-era Keras's own session ---------------------------------------------------------
+KERAS2 = (
+    "import keras\nimport numpy as np\nimport tensorflow as tf\n\n\ndef main():\n"
+    "    x = tf.placeholder(tf.float32)\n"
+    "    model = keras.Sequential([keras.layers.Dense(1, input_shape=(1,))])\n"
+    "    model.compile('sgd', 'mse')\n"
+    "    model.fit(np.zeros((2, 1)), np.zeros((2, 1)))\n" + MAIN
+)
+
+
+def test_tf1_keras_without_a_session_of_its_own_is_reported() -> None:
+    [(code, message)] = found(KERAS2)
+    assert code == "TFM212"
+    assert "Keras makes its own session at `model.fit()` (line 10)" in message
+    assert fixed(KERAS2) == (
+        'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n' + KERAS2
+    )
+    assert codes(fixed(KERAS2)) == []
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "    keras.backend.set_session(tf.Session(config=cfg))\n",
+        "    K.set_session(sess)\n",
+        "    sess = tf.Session()\n",
+        '    os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"\n',
+        '    os.environ["CUDA_VISIBLE_DEVICES"] = ""\n',
+    ],
+)
+def test_a_session_handed_to_keras_or_a_process_setting_is_no_tfm212(given: str) -> None:
+    source = "import os\n" + KERAS2.replace("def main():\n", "def main():\n" + given)
+    assert "TFM212" not in codes(source)
+
+
+def test_tfm212_needs_keras_at_work_in_a_program() -> None:
+    library = KERAS2.replace(MAIN, "")
+    assert codes(library) == []
+    without_keras = "import tensorflow as tf\n\nx = tf.placeholder(tf.float32)\n" + MAIN.replace(
+        "main()", "print(x)"
+    )
+    assert codes(without_keras) == []
+
+
+def test_tfm212_under_the_fraction_policy_has_no_fix() -> None:
+    [finding] = lint_text("t.py", KERAS2, Settings(Policy(0.5), TF_RULES))
+    assert finding.code == "TFM212" and finding.fix is None
+    assert "set_session(Session(config=...))" in finding.message
+
+
+def test_tfm212_fix_goes_before_every_import_when_os_is_not_imported() -> None:
+    source = '"""Doc."""\nfrom __future__ import print_function\nimport numpy as np\n' + KERAS2
+    assert fixed(source).startswith(
+        '"""Doc."""\nfrom __future__ import print_function\n\nimport os\n\n'
+        'os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\nimport numpy as np\n'
+    )

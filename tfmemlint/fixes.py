@@ -128,6 +128,66 @@ def insert_before_statement(ctx: FileContext, statement: cst.CSTNode, lines: str
     return ctx.edit(at, at, newline.join(lines.split("\n")) + newline)
 
 
+def set_env_before(ctx: FileContext, binding: Binding, variable: str, value: str) -> Edit | None:
+    """`os.environ.setdefault(variable, value)` on its own line before the module-body
+    statement that made `binding` (an import), after a blank line where an import block ends
+    there, as isort wants. Where the module has not imported `os` by then, `import os` and the
+    setting go before the module's first import instead, a block of their own that leaves the
+    user's imports as they were sorted. None where `os` is something else, or the statement
+    is not the module body's."""
+    import libcst as cst
+
+    if binding.ancestry is None or binding.ancestry.parent is None:
+        return None
+    statement = binding.ancestry.node
+    if not isinstance(binding.ancestry.parent.node, cst.Module):
+        return None
+    found = ctx.names.lookup("os", ctx.names.module_scope, binding.order)
+    bindings = found[1] if found else []
+    if bindings and not all(other.qualified == "os" for other in bindings):
+        return None
+    lines = f'os.environ.setdefault("{variable}", "{value}")'
+    if not bindings:
+        lines = "import os\n\n" + lines
+        statement = _first_import(ctx.module) or statement
+    if _follows_an_import(ctx, statement):
+        lines = "\n" + lines
+    return insert_before_statement(ctx, statement, lines)
+
+
+def _first_import(module: cst.Module) -> cst.CSTNode | None:
+    """The module body's first line of imports, `from __future__` aside."""
+    import libcst as cst
+
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        imports = [s for s in statement.body if isinstance(s, (cst.Import, cst.ImportFrom))]
+        if imports and not any(
+            isinstance(s, cst.ImportFrom)
+            and isinstance(s.module, cst.Name)
+            and s.module.value == "__future__"
+            for s in imports
+        ):
+            return statement
+    return None
+
+
+def _follows_an_import(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    """Whether a module-body statement comes on the line right after an import."""
+    import libcst as cst
+
+    body = list(ctx.module.body)
+    index = next((i for i, other in enumerate(body) if other is statement), 0)
+    previous = body[index - 1] if index else None
+    if not isinstance(previous, cst.SimpleStatementLine) or not all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in previous.body
+    ):
+        return False
+    row = ctx.lines.location(ctx.span(statement)[0]).row
+    return ctx.lines.location(max(ctx.span(previous)[1] - 1, 0)).row == row - 1
+
+
 def insert_line_before(
     ctx: FileContext, binding: Binding, line: str, key: str | None = None
 ) -> Edit | None:

@@ -151,9 +151,10 @@ VARIABLES = (PREALLOCATE, MEM_FRACTION, CLIENT_MEM_FRACTION, ALLOCATOR)
 
 FAMILY = RuleFamily(
     rules=(SHARED_GPU_PREALLOCATION, PREALLOCATION, INVALID_SETTING, CONFIGURED_AFTER_START),
-    # JAX's packages by name, its variables, and Keras (whose backend the configuration may
-    # make JAX with no word of JAX in the file).
-    triggers=(b"jax", b"flax", b"haiku", b"equinox", b"objax", b"XLA_", b"keras"),
+    # JAX's packages by name, and its variables. A Keras program that the configuration alone
+    # puts on JAX (`keras-backend = "jax"`) names neither: it is parsed for TFM205, whose
+    # words are an entry point's, and this family's checker runs on every file parsed.
+    triggers=(b"jax", b"flax", b"haiku", b"equinox", b"objax", b"XLA_"),
     checker="tfmemlint.rules.jax_allocator.check:check",
     through_project=False,  # the imports and settings it reads are the module's own
     settled_by_fixes="tfmemlint.rules.jax_allocator.check:settled_by_fixes",

@@ -277,31 +277,8 @@ def _fix(ctx: FileContext, anchor: Binding) -> Fix | None:
         variable, value = PREALLOCATE, "false"
     else:
         variable, value = MEM_FRACTION, repr(ctx.policy.fraction)
-    found = ctx.names.lookup("os", ctx.names.module_scope, anchor.order)
-    bindings = found[1] if found else []
-    if bindings and not all(binding.qualified == "os" for binding in bindings):
-        return None  # `os` is something else here
-    statement = anchor.ancestry.node
-    lines = f'os.environ.setdefault("{variable}", "{value}")'
-    if not bindings:
-        lines = "import os\n\n" + lines
-    if _follows_an_import(ctx, statement):
-        lines = "\n" + lines  # isort ends an import block with a blank line
-    edit = fixes.insert_before_statement(ctx, statement, lines)
-    return Fix(f"Set {variable}={value} before JAX starts", (edit,))
-
-
-def _follows_an_import(ctx: FileContext, statement: cst.CSTNode) -> bool:
-    """Whether the statement comes on the line right after an import of the module body."""
-    body = list(ctx.module.body)
-    index = next((i for i, s in enumerate(body) if s is statement), 0)
-    previous = body[index - 1] if index else None
-    if not isinstance(previous, cst.SimpleStatementLine) or not all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in previous.body
-    ):
-        return False
-    row = ctx.lines.location(ctx.span(statement)[0]).row
-    return ctx.lines.location(max(ctx.span(previous)[1] - 1, 0)).row == row - 1
+    edit = fixes.set_env_before(ctx, anchor, variable, value)
+    return None if edit is None else Fix(f"Set {variable}={value} before JAX starts", (edit,))
 
 
 def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:

@@ -144,8 +144,53 @@ TEST_GUARD = re.compile(
     + rb")\(\)\s*\Z"
 )
 
+KERAS_SESSION = Rule(
+    code="TFM212",
+    name="keras-session-unconfigured",
+    summary="TF1-era Keras makes its own session, with no GPU memory option",
+    doc=RuleDoc(
+        what_it_does="Finds TF1-era Keras programs (standalone Keras 2, or `tf.keras` in graph "
+        "mode: TF1 code as TFM205 tells it) whose Keras builds, loads or trains a model "
+        "(`fit`, `predict`, `evaluate` and the other training methods, `load_model`, "
+        "`load_weights`, `K.get_session()`, `K.eval`, `K.get_value`, `K.set_value`) while "
+        "the program neither makes a session of its own nor hands Keras one "
+        "(`K.set_session(...)`, `tf.keras.backend.set_session(...)`, "
+        "`tf.compat.v1.keras.backend.set_session(...)`: the session rules check the session "
+        "given, so one without a memory option is TFM101 or TFM102 there). Entry points, "
+        "and what counts as configuration (`TF_FORCE_GPU_ALLOW_GROWTH`, hidden GPUs), are "
+        "TFM205's.",
+        why="On first use, Keras 2's backend makes its session with "
+        "`ConfigProto(allow_soft_placement=True)` and no memory option "
+        "(keras/backend/tensorflow_backend.py, `get_session`; in TensorFlow, "
+        "tensorflow/python/keras/backend.py, `get_default_session_config`): the allocator "
+        "reserves nearly all of every GPU. It was the most common TF1-era form of the "
+        "problem (keras-team/keras#8412, and the era's `set_session(tf.Session(config=...))` "
+        "boilerplate).",
+        example="import keras\nimport numpy as np\nimport tensorflow as tf\n\n"
+        "x = tf.placeholder(tf.float32)\nmodel = keras.Sequential([keras.layers.Dense(1, "
+        "input_shape=(1,))])\nmodel.compile('sgd', 'mse')\n\n"
+        'if __name__ == "__main__":\n    model.fit(np.zeros((2, 1)), np.zeros((2, 1)))',
+        use_instead='import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n'
+        "import keras\nimport numpy as np\nimport tensorflow as tf\n\n"
+        "x = tf.placeholder(tf.float32)\nmodel = keras.Sequential([keras.layers.Dense(1, "
+        "input_shape=(1,))])\nmodel.compile('sgd', 'mse')\n\n"
+        'if __name__ == "__main__":\n    model.fit(np.zeros((2, 1)), np.zeros((2, 1)))',
+        fix_safety='Adds `os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")` on the '
+        "line before the module's first import of TensorFlow or Keras (with `import os` "
+        "where the module has not imported it by then): TensorFlow's GPU allocator reads it "
+        "when it starts, whichever TensorFlow the program runs on, TF 2.x and the TF 1.x "
+        "releases since late 2018 (older ones ignore it: the memory is then as before). "
+        "`setdefault`: a value the shell gives wins. ruff accepts an `os.environ` setting "
+        "between imports (E402); flake8 reports the imports below it. Under `--policy "
+        "fraction=F` no fix: a fraction needs a session of your own. TFM205 offers the same "
+        "fix where its program imports Keras with no word of Keras 3 (it may be Keras 2 on "
+        "TensorFlow 1).",
+        recovery="As TFM205. " + RECOVERED_FIX,
+    ),
+)
+
 FAMILY = RuleFamily(
-    rules=(UNCONFIGURED_PROGRAM, GUEST_PROGRAM),
+    rules=(UNCONFIGURED_PROGRAM, GUEST_PROGRAM, KERAS_SESSION),
     # The marks of an entry point; a notebook's JSON always has "nbformat". A file with none
     # of them can still be an entry point through pyproject.toml: the runner asks the
     # project index about those (see `prefilter.first_stage`).

@@ -38,6 +38,7 @@ from tfmemlint.rules.session_config.check import settled_by_fixes as session_con
 from tfmemlint.rules.unconfigured_program import (
     FAMILY,
     GUEST_PROGRAM,
+    KERAS_SESSION,
     UNCONFIGURED_PROGRAM,
     frameworks,
 )
@@ -99,7 +100,10 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     if anchor is None:
         return  # no TensorFlow of its own, nor Keras on it, nor a library that starts it
     entry = entry_point(ctx)
-    if entry is None or _tf1_code(ctx) or _configures(ctx) or _runs_on_a_tpu(ctx):
+    if entry is None or _configures(ctx) or _runs_on_a_tpu(ctx):
+        return
+    if _tf1_code(ctx):
+        yield from _keras_own_session(ctx)
         return
     if _is_keras(anchor) and backend.by_default and _imported_roots(ctx) & _HOSTS:
         return  # Keras beside JAX or PyTorch, its backend left to the shell: likely theirs
@@ -130,11 +134,126 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         )
     if _is_keras(anchor) and backend.by_default:
         message += " (Keras runs on TensorFlow, its default backend: no KERAS_BACKEND is set)"
-    why_not = _why_no_fix(ctx, anchor, place, walk, start)
+    assert anchor.statement is not None
+    if _is_keras(anchor) and not any(word in ctx.text for word in _KERAS3_WORDS):
+        # Keras 2 ran on TensorFlow 1 too, which has no `tf.config.list_physical_devices`.
+        why_not = _why_no_env_fix(ctx, walk, start)
+        fix = _growth_env_fix(ctx) if why_not is None else None
+        message += "; this may be Keras 2 on TensorFlow 1, which has no `tf.config` growth" + (
+            why_not or ": TF_FORCE_GPU_ALLOW_GROWTH, set before TensorFlow, serves both"
+        )
+        yield ctx.finding(rule, message, anchor.statement, fix)
+        return
+    why_not = _why_no_fix(ctx, place, walk, start)
     hide = host is not None and ctx.policy.guest == "hide"
     fix = _fix(ctx, anchor, place, hide) if why_not is None else None
-    assert anchor.statement is not None
     yield ctx.finding(rule, message + (why_not or ""), anchor.statement, fix)
+
+
+def _why_no_env_fix(ctx: FileContext, walk: _Walk, start: Start) -> str | None:
+    """Why TF_FORCE_GPU_ALLOW_GROWTH, set before the first import of TensorFlow or Keras, would
+    not be sure to work, if it would not."""
+    if ctx.policy.fraction is not None:
+        return (
+            ": set a session up with your fraction, `set_session(Session(config=...))`, "
+            "before the model is built (TF1), or limit memory with `tf.config` (TF2)"
+        )
+    if start.top <= walk.import_top:
+        return ": it starts before this import; set TF_FORCE_GPU_ALLOW_GROWTH=true before it"
+    if any(
+        setting.variable == FORCE_GROWTH and not _configures_env(setting.variable, setting.text)
+        for setting in process_wide(ctx).env
+    ):
+        return ": TF_FORCE_GPU_ALLOW_GROWTH=false here overrides memory growth"
+    return None
+
+
+def _growth_env_fix(ctx: FileContext) -> Fix | None:
+    """`os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")` before the module body's
+    first import of TensorFlow or Keras: TensorFlow's GPU allocator reads it, in TF1 and TF2
+    alike, when it starts."""
+    first = next(
+        (
+            binding
+            for binding in ctx.names.module_body_imports()
+            if (binding.qualified or "").split(".")[0] in ("tensorflow", "keras")
+        ),
+        None,
+    )
+    edit = None if first is None else fixes.set_env_before(ctx, first, FORCE_GROWTH, "true")
+    if edit is None:
+        return None
+    return Fix(f"Set {FORCE_GROWTH}=true before TensorFlow is imported", (edit,))
+
+
+# Keras 2's calls that make its session (`get_session()`) and so start the allocator, beside the
+# training methods: its models' weights live in that session's variables.
+_KERAS_SESSION_STARTS = frozenset(
+    {
+        "keras.backend.get_session",
+        "keras.models.load_model",
+        "keras.backend.eval",
+        "keras.backend.get_value",
+        "keras.backend.set_value",
+        "keras.backend.batch_get_value",
+    }
+)
+# How a TF1 program hands Keras a session of its own: the session rules check that session.
+_SESSION_METHODS = frozenset(
+    {"set_session", "managed_session", "prepare_or_wait_for_session", "prepare_session"}
+)
+
+
+def _keras_own_session(ctx: FileContext) -> Iterator[Finding]:
+    """TFM212: TF1-era Keras (Keras 2, or `tf.keras` in graph mode) that builds, loads or
+    trains a model, in a program that makes no session of its own nor hands Keras one: Keras
+    then makes its own, with no memory option."""
+    names = ctx.names
+    first: CallSite | None = None
+    for site in names.calls:
+        func = site.node.func
+        api = names.api_of(func, site.scope, site.order)
+        if api in ENTRY_POINTS:
+            return  # a session of its own: the session rules judge it
+        if isinstance(func, cst.Attribute) and func.attr.value in _SESSION_METHODS:
+            return
+        if first is None and (api in _KERAS_SESSION_STARTS or _keras_trains(ctx, site, api)):
+            first = site
+    if first is None:
+        return
+    anchor = next(
+        (
+            binding
+            for binding in names.module_body_imports()
+            if (binding.qualified or "").split(".")[0] in ("tensorflow", "keras")
+        ),
+        None,
+    )
+    if anchor is None or anchor.statement is None:
+        return
+    row = ctx.lines.location(ctx.span(first.node)[0]).row
+    message = (
+        f"Keras makes its own session at `{ctx.code(first.node.func)}()` ({ctx.place(row)}), "
+        "with no GPU memory option (TF1-era Keras gives it `allow_soft_placement` alone): it "
+        "reserves nearly all of every GPU, as nothing hands Keras a memory-aware session first"
+    )
+    if ctx.policy.fraction is not None:
+        message += (
+            "; under the fraction policy, give Keras a session yourself: "
+            "`set_session(Session(config=...))` before the model is built"
+        )
+        yield ctx.finding(KERAS_SESSION, message, anchor.statement, None)
+        return
+    yield ctx.finding(KERAS_SESSION, message, anchor.statement, _growth_env_fix(ctx))
+
+
+def _keras_trains(ctx: FileContext, site: CallSite, api: str | None) -> bool:
+    """`model.fit(...)` and the other training methods, in a module that uses Keras, or a
+    model's `load_weights`."""
+    func = site.node.func
+    if trains(ctx, func):
+        return True
+    return isinstance(func, cst.Attribute) and func.attr.value == "load_weights" and api is None
 
 
 # What only Keras 3 spells (or a Keras 3 library): Keras beside them runs on TF2.
@@ -152,16 +271,8 @@ _KERAS3_WORDS = (
 )
 
 
-def _why_no_fix(
-    ctx: FileContext, anchor: Binding, place: int, walk: _Walk, start: Start
-) -> str | None:
+def _why_no_fix(ctx: FileContext, place: int, walk: _Walk, start: Start) -> str | None:
     """Why the fix after the import block would not be sure to work, if it would not."""
-    if _is_keras(anchor) and not any(word in ctx.text for word in _KERAS3_WORDS):
-        # Keras 2 ran on TensorFlow 1 too, which has no `tf.config.list_physical_devices`.
-        return (
-            "; this may be Keras 2 on TensorFlow 1, which the fix does not fit: set "
-            "TF_FORCE_GPU_ALLOW_GROWTH=true before Keras is imported"
-        )
     misplaced = _place_problem(ctx, place, walk, start)
     if misplaced is not None:
         return misplaced

@@ -94,7 +94,8 @@ _GLOBAL_STATEMENT = re.compile(r"(?m)(?:^|[;:\r])[ \t\f]*global[ \t\f\\]")
 def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     """False for a module with no import of TensorFlow, Keras or a library that starts
     TensorFlow (`starters.py`) in its body, where the rule has no place to start from; for
-    TF1 code (see `tf1_code`); and for a module that is surely no entry point (see
+    TF1 code (see `tf1_code`) that never mentions Keras (TFM212 looks at the rest); and for a
+    module that is surely no entry point (see
     `may_be_an_entry`)."""
     anchored = False
     for node in tree.body:
@@ -112,7 +113,10 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
         return True
     # The entry point first: most modules that get this far are libraries, and it looks at
     # less of the tree.
-    return (file.notebook or may_be_an_entry(tree, text, file.project)) and not tf1_code(tree)
+    if not (file.notebook or may_be_an_entry(tree, text, file.project)):
+        return False
+    # TF1 code: TFM212 looks at it where Keras may make its own session.
+    return not tf1_code(tree) or b"keras" in file.raw
 
 
 def _anchors(imported: str, raw: bytes) -> bool:
