@@ -4,10 +4,9 @@ Usage: python probe.py REPORT_PATH SCRIPT [ARGS...]
 
 It runs SCRIPT as `__main__` (as `python SCRIPT ARGS...` would) after hooking TensorFlow's entry
 points, and the start of JAX's backends, as they are imported, and at exit writes what it saw to
-REPORT_PATH as JSON. It uses the
-standard library only, because `verify --python` may run it under an interpreter that has no
-tfmemlint installed, and it never changes what the script computes: each hook calls the original
-and only records.
+REPORT_PATH as JSON. It uses the standard library only, because `verify --python` may run it under
+an interpreter that has no tfmemlint installed, and it never changes what the script computes:
+each hook calls the original and only records.
 """
 
 from __future__ import annotations
