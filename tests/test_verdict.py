@@ -3,7 +3,14 @@ measure for real."""
 
 from __future__ import annotations
 
-from tfmemlint.verify.verdict import CONTEXT_ALLOWANCE_BYTES, MIB, decide, memory_awareness
+from tfmemlint.verify.verdict import (
+    CONTEXT_ALLOWANCE_BYTES,
+    MIB,
+    decide,
+    gpu_bound,
+    memory_awareness,
+    tensorflow_part,
+)
 
 GIB = 1024**3
 TOTAL = 140 * GIB
@@ -141,3 +148,107 @@ def test_growth_must_reach_every_gpu_the_runtime_sees() -> None:
     # Without a GPU the loop never runs: nothing observed, and the script fails (see README).
     aware, why, _ = memory_awareness({**report(eager=True), "gpus_seen": []})
     assert not aware and "default options" in why
+
+
+HIDE = {
+    "api": "set_visible_devices",
+    "source": "set_visible_devices",
+    "gpu_count": 0,
+    "devices": [],
+    "runtime_started_before": False,
+}
+PREALLOCATE = "XLA_PYTHON_CLIENT_PREALLOCATE"
+
+
+def with_jax(base: dict, backend: str | None = "cuda", **variables: str) -> dict:
+    """`base` with JAX started on `backend` under these XLA_* variables."""
+    names = (PREALLOCATE, "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION")
+    environment = {name: None for name in (*names, "XLA_PYTHON_CLIENT_ALLOCATOR")}
+    return {**base, "jax_backend": backend, "jax_environment": {**environment, **variables}}
+
+
+def test_tensorflow_that_sees_no_gpu() -> None:
+    # A machine with GPUs, all hidden by the script: the list it leaves says so on its own.
+    hidden = {**report(eager=True), "gpus_seen": ["/physical_device:GPU:0"], "tf_visible_gpus": []}
+    assert memory_awareness(hidden) == (True, "TF sees no GPU", None)
+    # Without a GPU the list is always empty: the call that hid them, in time, decides.
+    assert memory_awareness({**report(HIDE, eager=True), "tf_visible_gpus": []})[:2] == (
+        True,
+        "TF sees no GPU",
+    )
+    late = {**HIDE, "runtime_started_before": True}
+    aware, why, _ = memory_awareness({**report(late, eager=True), "tf_visible_gpus": []})
+    assert not aware and why == "eager runtime started with default options: it preallocates"
+    # The last call stands: GPUs shown again are no longer hidden.
+    shown = {**HIDE, "gpu_count": 1, "devices": ["/physical_device:GPU:1"]}
+    again = {**report(HIDE, shown, eager=True), "tf_visible_gpus": shown["devices"]}
+    assert not memory_awareness({**again, "gpus_seen": []})[0]
+    # A session with a config of its own runs on every GPU: the first one still decides.
+    assert memory_awareness({**report(HIDE, session()), "tf_visible_gpus": []})[:2] == (
+        False,
+        "first session preallocates",
+    )
+
+
+def test_jax_on_a_gpu_is_judged_by_the_variables_it_started_with() -> None:
+    plain = {**report(), "tensorflow_imported": False}
+    on = "JAX preallocation on: it reserves 75% of the GPU as it starts"
+    assert memory_awareness(with_jax(plain)) == (False, on, None)
+    # jaxlib reads exactly these as off; "FALSE" and "no" leave preallocation on.
+    for value in ("false", "False", "0"):
+        assert memory_awareness(with_jax(plain, **{PREALLOCATE: value}))[:2] == (
+            True,
+            "does not import TensorFlow, JAX preallocation off",
+        )
+    for value in ("FALSE", "no", "", "true"):
+        assert memory_awareness(with_jax(plain, **{PREALLOCATE: value}))[:2] == (False, on)
+    fraction = with_jax(plain, XLA_PYTHON_CLIENT_MEM_FRACTION=".5")
+    assert memory_awareness(fraction)[1].endswith("JAX memory fraction 0.5")
+    assert memory_awareness(with_jax(plain, XLA_CLIENT_MEM_FRACTION="0.3"))[0]
+    whole = memory_awareness(with_jax(plain, XLA_CLIENT_MEM_FRACTION="1"))
+    assert whole[:2] == (False, "JAX preallocation on: it reserves 100% of the GPU as it starts")
+    platform = with_jax(plain, XLA_PYTHON_CLIENT_ALLOCATOR="Platform")  # jaxlib lowers it
+    assert memory_awareness(platform)[1].endswith("JAX allocator platform")
+    both = with_jax(plain, XLA_PYTHON_CLIENT_MEM_FRACTION=".5", **{PREALLOCATE: "false"})
+    assert memory_awareness(both)[1].endswith("JAX preallocation off, memory fraction 0.5")
+
+
+def test_jax_on_the_cpu_has_nothing_to_judge() -> None:
+    cpu = with_jax({**report(HIDE, eager=True), "tf_visible_gpus": []}, backend="cpu")
+    aware, why, _ = memory_awareness(cpu)
+    assert aware and why == "TF sees no GPU, JAX runs on cpu: no GPU memory to judge"
+    assert tensorflow_part(why + "; no NVIDIA GPU visible") == "TF sees no GPU"
+    # TensorFlow's failure stands alone; JAX that never started says nothing.
+    aware, why, _ = memory_awareness(with_jax(report(eager=True), backend="cpu"))
+    assert not aware and why == "eager runtime started with default options: it preallocates"
+    never = with_jax(report(eager=True), backend=None, **{PREALLOCATE: "false"})
+    assert memory_awareness(never) == memory_awareness(report(eager=True))
+
+
+def test_a_guest_and_its_host_are_judged_together() -> None:
+    guest = {**report(HIDE, eager=True), "tf_visible_gpus": []}
+    fixed = with_jax(guest, **{PREALLOCATE: "false"})
+    assert memory_awareness(fixed)[:2] == (True, "TF sees no GPU, JAX preallocation off")
+    aware, why, _ = memory_awareness(with_jax(guest))
+    assert not aware and why.startswith("JAX preallocation on")
+    aware, why, _ = memory_awareness(with_jax(report(eager=True)))
+    assert not aware
+    assert why == (
+        "eager runtime started with default options: it preallocates"
+        " and JAX preallocation on: it reserves 75% of the GPU as it starts"
+    )
+
+
+def test_jax_adds_its_share_to_the_bound() -> None:
+    guest = with_jax(
+        {**report(HIDE, eager=True), "tf_visible_gpus": []}, XLA_CLIENT_MEM_FRACTION=".5"
+    )
+    bound = CONTEXT_ALLOWANCE_BYTES + int(0.5 * TOTAL)
+    assert gpu_bound(None, guest, TOTAL) == bound
+    assert decide(0, False, guest, bound, TOTAL)[0] == "pass"
+    verdict, reason, aware = decide(0, False, guest, bound + MIB, TOTAL)
+    assert verdict == "fail" and aware and "MiB >" in reason
+    growing = with_jax(guest, **{PREALLOCATE: "0"})
+    assert gpu_bound(None, growing, TOTAL) == CONTEXT_ALLOWANCE_BYTES + int(0.75 * TOTAL)
+    on_cpu = with_jax(guest, backend="cpu")
+    assert gpu_bound(None, on_cpu, TOTAL) == CONTEXT_ALLOWANCE_BYTES

@@ -23,8 +23,18 @@ RESULT_FIELDS = {
     "gpu_peak_bytes",
     "gpu_measurement",
     "tf_peak_bytes",
+    "tf_visible_gpus",
+    "jax_backend",
+    "jax_environment",
+    "keras_backend",
     "verdict",
     "reason",
+}
+JAX_VARIABLES = {
+    "XLA_PYTHON_CLIENT_PREALLOCATE",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "XLA_CLIENT_MEM_FRACTION",
+    "XLA_PYTHON_CLIENT_ALLOCATOR",
 }
 SETTING_FIELDS = {
     "api",
@@ -156,6 +166,7 @@ def test_json_shape(fixtures_verified) -> None:
         assert isinstance(outcome["duration_s"], float)
         for setting in outcome["memory_settings"]:
             assert set(setting) == SETTING_FIELDS
+        assert set(outcome["jax_environment"]) == JAX_VARIABLES
 
 
 def test_table_shows_before_and_after(tmp_path: Path) -> None:
@@ -447,3 +458,112 @@ def test_settings_the_probe_must_not_miss(tmp_path: Path) -> None:
         "memory_limit_mb": None,
         "source": "TF_FORCE_GPU_ALLOW_GROWTH",
     } in forced
+
+
+def test_what_the_guest_and_jax_fixes_set_is_read_from_the_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One real run per case, all in one verify call: the GPUs left visible to TensorFlow, JAX's
+    variables as it started and its backend, Keras's backend; and the probe starts nothing the
+    script did not (each `atexit` check runs after the probe's last reading)."""
+    pytest.importorskip("tensorflow")
+    pytest.importorskip("jax")
+    pytest.importorskip("keras")
+    for name in (*JAX_VARIABLES, "KERAS_BACKEND", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)  # the scripts choose; the shell must not
+    checks = tmp_path / "checks"
+    checks.mkdir()
+
+    def at_exit(name: str, expression: str) -> str:
+        path = str(checks / name)
+        return (
+            "import atexit, json, sys\n"
+            f"atexit.register(lambda: open({path!r}, 'w').write(json.dumps({expression})))\n"
+        )
+
+    tf_runtime = "sys.modules['tensorflow.python.eager.context'].context()._context_handle is None"
+    jax_started = "sys.modules['jax._src.xla_bridge'].backends_are_initialized()"
+    preallocate = 'os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"\n'
+    cases = {
+        "tf_hidden.py": 'import tensorflow as tf\ntf.config.set_visible_devices([], "GPU")\n'
+        "print(tf.constant(1.0) + 1)\n",
+        # Without a GPU TensorFlow lets a late call through; with one it would raise.
+        "tf_hidden_late.py": "import tensorflow as tf\nprint(tf.constant(1.0) + 1)\n"
+        'tf.config.set_visible_devices([], "GPU")\n',
+        # TensorFlow 2.21 imports JAX (tensorflow/lite/python/util.py) and Keras where installed.
+        "tf_imported_only.py": at_exit("tf_imported_only", f"[{tf_runtime}, {jax_started}]")
+        + "import tensorflow as tf\n",
+        "plain.py": at_exit(
+            "plain", "[m for m in ('jax', 'keras', 'tensorflow') if m in sys.modules]"
+        )
+        + "print('no framework')\n",
+        "jax_off.py": "import os\n" + preallocate + "import jax.numpy as jnp\n"
+        "print(jnp.ones(3).sum())\n"
+        # After the start: JAX never reads it, and the report must not show it.
+        'os.environ["XLA_CLIENT_MEM_FRACTION"] = ".5"\n',
+        "jax_os_exit.py": "import os\n" + preallocate + "import jax.numpy as jnp\n"
+        "print(jnp.ones(3).sum())\nos._exit(0)\n",
+        "jax_imported_only.py": at_exit("jax_imported_only", jax_started)
+        + "import os\nimport jax\n"
+        'os.environ["XLA_PYTHON_CLIENT_ALLOCATOR"] = "platform"\n',
+        "keras_on_jax.py": 'import os\nos.environ["KERAS_BACKEND"] = "jax"\nimport keras\n'
+        "print(keras.ops.sum(keras.ops.ones(3)))\n",
+        "keras_on_tf.py": 'import os\nos.environ["KERAS_BACKEND"] = "tensorflow"\nimport keras\n',
+    }
+    for name, body in cases.items():
+        (tmp_path / name).write_text(body)
+    _result, document = verify(str(tmp_path))
+    by_name = {Path(r["script"]).name: r for r in document["results"]}
+    assert sorted(by_name) == sorted(cases)
+    for name, outcome in by_name.items():
+        assert outcome["exit_code"] == 0, (name, outcome)
+        assert set(outcome["jax_environment"]) == JAX_VARIABLES, name
+
+    hidden = by_name["tf_hidden.py"]
+    assert hidden["tf_visible_gpus"] == []
+    assert (hidden["verdict"], hidden["jax_backend"]) == ("pass", None)
+    assert hidden["reason"].startswith("TF sees no GPU;"), hidden
+    late = by_name["tf_hidden_late.py"]
+    assert late["tf_visible_gpus"] == []
+    assert (late["verdict"], late["reason"]) == ("fail", UNOBSERVED)
+
+    only = by_name["tf_imported_only.py"]
+    assert only["tf_visible_gpus"] == [] and only["jax_backend"] is None
+    assert only["reason"].startswith("starts no TensorFlow runtime;")
+    # Reading the visible GPUs started no runtime, and JAX's backends stayed unstarted.
+    assert json.loads((checks / "tf_imported_only").read_text()) == [True, False]
+    plain = by_name["plain.py"]
+    assert [plain[k] for k in ("tf_visible_gpus", "jax_backend", "keras_backend")] == [None] * 3
+    assert json.loads((checks / "plain").read_text()) == []  # the probe imported none of them
+
+    off = by_name["jax_off.py"]
+    assert off["jax_environment"] == {
+        "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+        "XLA_PYTHON_CLIENT_MEM_FRACTION": None,
+        "XLA_CLIENT_MEM_FRACTION": None,
+        "XLA_PYTHON_CLIENT_ALLOCATOR": None,
+    }
+    assert (off["jax_backend"], off["tf_visible_gpus"], off["verdict"]) == ("cpu", None, "pass")
+    assert off["reason"].startswith(
+        "does not import TensorFlow, JAX runs on cpu: no GPU memory to judge;"
+    )
+    gone = by_name["jax_os_exit.py"]
+    assert gone["jax_backend"] == "cpu"
+    assert gone["jax_environment"]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+
+    never = by_name["jax_imported_only.py"]
+    assert never["jax_backend"] is None
+    assert never["jax_environment"]["XLA_PYTHON_CLIENT_ALLOCATOR"] == "platform"  # at exit
+    assert never["reason"].startswith("does not import TensorFlow;")
+    assert json.loads((checks / "jax_imported_only").read_text()) is False  # JAX never started
+
+    assert (
+        by_name["keras_on_jax.py"]["keras_backend"],
+        by_name["keras_on_jax.py"]["jax_backend"],
+    ) == (
+        "jax",
+        "cpu",
+    )
+    assert by_name["keras_on_tf.py"]["keras_backend"] == "tensorflow"
+    assert by_name["keras_on_tf.py"]["jax_backend"] is None
+    assert by_name["jax_off.py"]["keras_backend"] is None

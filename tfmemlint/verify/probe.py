@@ -3,14 +3,15 @@
 Usage: python probe.py REPORT_PATH SCRIPT [ARGS...]
 
 It runs SCRIPT as `__main__` (as `python SCRIPT ARGS...` would) after hooking TensorFlow's entry
-points as they are imported, and at exit writes what it saw to REPORT_PATH as JSON. It uses the
-standard library only, because `verify --python` may run it under an interpreter that has no
-tfmemlint installed, and it never changes what the script computes: each hook calls the original
-and only records.
+points, and the start of JAX's backends, as they are imported, and at exit writes what it saw to
+REPORT_PATH as JSON. It uses the standard library only, because `verify --python` may run it under
+an interpreter that has no tfmemlint installed, and it never changes what the script computes:
+each hook calls the original and only records.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.machinery
 import json
@@ -23,11 +24,25 @@ from typing import Any
 _SESSION_MODULE = "tensorflow.python.client.session"
 _CONTEXT_MODULE = "tensorflow.python.eager.context"
 _SERVER_MODULE = "tensorflow.python.training.server_lib"
+_XLA_BRIDGE_MODULE = "jax._src.xla_bridge"
 _ENV_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
 _ENV_VISIBLE = "CUDA_VISIBLE_DEVICES"
+# What JAX's GPU client reads as it starts (jaxlib/xla_client.py, generate_pjrt_gpu_plugin_options).
+JAX_VARIABLES = (
+    "XLA_PYTHON_CLIENT_PREALLOCATE",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "XLA_CLIENT_MEM_FRACTION",
+    "XLA_PYTHON_CLIENT_ALLOCATOR",
+)
 
 _settings: list[dict[str, Any]] = []
-_state: dict[str, Any] = {"tensorflow_imported": False, "environment": None, "report": None}
+_state: dict[str, Any] = {
+    "tensorflow_imported": False,
+    "environment": None,
+    "jax_environment": None,
+    "tf_visible_gpus": None,
+    "report": None,
+}
 
 
 def _entry(api: str, source: str, **values: Any) -> dict[str, Any]:
@@ -73,6 +88,11 @@ def _save(final: bool = False) -> None:
         "memory_settings": _settings,
         "tf_peak_bytes": _tensorflow_peak() if final else None,
         "gpus_seen": _gpus_seen() if final else None,
+        "tf_visible_gpus": _tf_visible_gpus() if final else _state["tf_visible_gpus"],
+        # As JAX read them when it started; until then (and if it never does), as they stand.
+        "jax_environment": _state["jax_environment"] or _jax_variables(),
+        "jax_backend": _jax_backend(),
+        "keras_backend": _keras_backend(),
     }
     temporary = f"{path}.tmp"
     with open(temporary, "w", encoding="utf-8") as handle:
@@ -183,13 +203,18 @@ def _patch_context(module: Any) -> None:
         return result
 
     def set_visible_devices(self: Any, devices: Any, device_type: Any = None) -> Any:
+        # Without a GPU the call changes nothing, so TensorFlow lets it through even after the
+        # runtime started (with one it raises): note the order, for the verdict to judge.
+        started = _runtime_started()
         result = set_visible(self, devices, device_type)
         listed = devices if isinstance(devices, (list, tuple)) else [devices]
         gpus = [d for d in listed if getattr(d, "device_type", None) == "GPU"]
         if device_type in (None, "GPU"):
             names = [getattr(d, "name", None) for d in gpus]
             api = "set_visible_devices"
-            _record(_entry(api, api, gpu_count=len(gpus), devices=names))
+            _state["tf_visible_gpus"] = _visible_gpu_names(self)
+            entry = _entry(api, api, gpu_count=len(gpus), devices=names)
+            _record({**entry, "runtime_started_before": started})
         return result
 
     def initialize(self: Any) -> Any:
@@ -222,10 +247,31 @@ def _patch_server(module: Any) -> None:
     server.__init__ = server_init
 
 
+def _patch_xla_bridge(module: Any) -> None:
+    """JAX reads its allocator's variables once, as its first backend starts: `backends()` starts
+    them all, on the first call that finds none (jax._src.xla_bridge)."""
+    original = getattr(module, "backends", None)
+    if original is None:  # a JAX this probe does not know: its backend is still read at exit
+        return
+
+    @functools.wraps(original)
+    def backends() -> Any:
+        starting = not getattr(module, "_backends", None)
+        if starting and _state["jax_environment"] is None:
+            _state["jax_environment"] = _jax_variables()
+        result = original()
+        if starting:  # once: JAX asks for its backends often, and an os._exit loses nothing
+            _save()
+        return result
+
+    module.backends = backends
+
+
 _PATCHES = {
     _SESSION_MODULE: _patch_session,
     _CONTEXT_MODULE: _patch_context,
     _SERVER_MODULE: _patch_server,
+    _XLA_BRIDGE_MODULE: _patch_xla_bridge,
 }
 
 
@@ -239,12 +285,13 @@ class _PatchingLoader(importlib.abc.Loader):
 
     def exec_module(self, module: Any) -> None:
         self.inner.exec_module(module)  # type: ignore[attr-defined]
-        _state["tensorflow_imported"] = True
+        if self.name.startswith("tensorflow."):
+            _state["tensorflow_imported"] = True
         _PATCHES[self.name](module)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Wraps the loaders of the two TensorFlow modules the probe hooks; others pass through."""
+    """Wraps the loaders of the modules the probe hooks; others pass through."""
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
         if name not in _PATCHES:
@@ -290,6 +337,57 @@ def _gpus_seen() -> list[str] | None:
         return [device.name for device in tensorflow.config.list_physical_devices("GPU")]
     except Exception:  # an old or partly imported TensorFlow: not known
         return None
+
+
+def _visible_gpu_names(context: Any) -> list[str] | None:
+    """The GPUs an eager context lets its runtime use (reading the list starts nothing)."""
+    try:
+        return [device.name for device in context.get_visible_devices("GPU")]
+    except Exception:  # an old or partly imported TensorFlow: not known
+        return None
+
+
+def _tf_visible_gpus() -> list[str] | None:
+    """The GPUs left visible to the script's TensorFlow at the end; None when it never
+    imported TensorFlow."""
+    context = sys.modules.get(_CONTEXT_MODULE)
+    if "tensorflow" not in sys.modules or context is None:
+        return None
+    try:
+        return _visible_gpu_names(context.context())
+    except Exception:  # the context cannot be had: not known
+        return None
+
+
+def _jax_variables() -> dict[str, str | None]:
+    return {name: os.environ.get(name) for name in JAX_VARIABLES}
+
+
+def _jax_backend() -> str | None:
+    """The platform of JAX's default backend, once the script started JAX; None before, or
+    without JAX. Read from the backends JAX already holds: asking JAX would start them."""
+    bridge = sys.modules.get(_XLA_BRIDGE_MODULE)
+    if bridge is None or not getattr(bridge, "_backends", None):
+        return None
+    try:
+        return str(bridge._default_backend.platform)
+    except Exception:  # a JAX that keeps its backends otherwise: not known
+        return None
+
+
+def _keras_backend() -> str | None:
+    """The backend Keras chose at its import; None when the script never imported Keras."""
+    keras = sys.modules.get("keras")
+    if keras is None:
+        return None
+    for owner in ("config", "backend"):  # Keras 3 has keras.config; Keras 2 only keras.backend
+        backend = getattr(getattr(keras, owner, None), "backend", None)
+        if callable(backend):
+            try:
+                return str(backend())
+            except Exception:  # a Keras still being imported: try the other
+                continue
+    return None
 
 
 def main() -> None:

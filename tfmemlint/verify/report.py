@@ -8,7 +8,7 @@ from typing import IO, Any
 
 from tfmemlint.verify.runner import Outcome
 from tfmemlint.verify.sampler import NO_GPU, Gpu
-from tfmemlint.verify.verdict import holders, limits_memory
+from tfmemlint.verify.verdict import holders, jax_settings, limits_memory, tensorflow_part
 
 VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold yellow"}
 
@@ -33,11 +33,19 @@ def size(value: int | None) -> str:
 
 def describe_settings(outcome: Outcome) -> str:
     """The setting that counted, in a few words: the first session's (or server's), or the
-    eager ones."""
+    eager ones; then JAX's, once JAX started."""
+    described = _describe_tensorflow(outcome)
+    if outcome.jax_backend is None:
+        return described
+    jax = ", ".join(jax_settings(outcome.jax_environment or {})) or "defaults"
+    return f"{described}; JAX on {outcome.jax_backend}: {jax}"
+
+
+def _describe_tensorflow(outcome: Outcome) -> str:
     entries = outcome.memory_settings
     shown = holders(entries)[:1] or entries
     if outcome.memory_aware and not any(limits_memory(e) for e in shown):
-        return outcome.reason.split(";")[0]  # e.g. hidden GPUs, TF_FORCE_GPU_ALLOW_GROWTH
+        return tensorflow_part(outcome.reason)  # e.g. hidden GPUs, TF_FORCE_GPU_ALLOW_GROWTH
     if not shown:
         return "none"
     words = []

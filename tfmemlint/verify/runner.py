@@ -37,6 +37,11 @@ class Outcome:
     gpu_peak_bytes: int | None = None
     gpu_measurement: str | None = None
     tf_peak_bytes: int | None = None
+    # What the guest and JAX fixes set, as the process had them (None: not known, or not used).
+    tf_visible_gpus: list[str] | None = None
+    jax_backend: str | None = None
+    jax_environment: dict[str, str | None] | None = None
+    keras_backend: str | None = None
     verdict: str = "error"
     reason: str = ""
     output_tail: str = ""
@@ -61,6 +66,10 @@ class Outcome:
                 }
                 for e in self.memory_settings
             ],
+            "tf_visible_gpus": self.tf_visible_gpus,
+            "jax_backend": self.jax_backend,
+            "jax_environment": self.jax_environment,
+            "keras_backend": self.keras_backend,
             "memory_aware": self.memory_aware,
             "gpu_peak_bytes": self.gpu_peak_bytes,
             "gpu_measurement": self.gpu_measurement,
@@ -128,6 +137,10 @@ def run_script(script: str, options: Options) -> Outcome:
     if report is not None:
         outcome.memory_settings = report.get("memory_settings") or []
         outcome.tf_peak_bytes = report.get("tf_peak_bytes")
+        outcome.tf_visible_gpus = report.get("tf_visible_gpus")
+        outcome.jax_backend = report.get("jax_backend")
+        outcome.jax_environment = report.get("jax_environment")
+        outcome.keras_backend = report.get("keras_backend")
     if sampler is not None:
         outcome.gpu_peak_bytes = sampler.peak_bytes
         outcome.gpu_measurement = sampler.method

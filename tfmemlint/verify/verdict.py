@@ -6,11 +6,17 @@ The rules (the README's "Verdicts" section says the same):
   GPUs, or a first session / eager runtime with allow_growth, a fraction, a memory limit or no GPU
   devices. A script that starts no TensorFlow runtime at all reserves nothing and is aware too.
   A script that is not memory-aware fails: it preallocates.
+- TensorFlow that sees no GPU (set_visible_devices left none, before its runtime started) is aware.
+- JAX is judged once it started on a GPU: preallocation off, a memory fraction in (0, 1) or the
+  platform allocator make it aware; otherwise it preallocates, and the script fails. JAX on the
+  CPU has no GPU memory to judge.
 - With a GPU measurement, the peak the process held must also stay within the setting's bound:
   a memory limit: the limit plus CONTEXT_ALLOWANCE (a limit wins over growth, as in TensorFlow);
   a fraction f: f x total plus CONTEXT_ALLOWANCE; growth: twice TensorFlow's own in-use peak
   (the BFC allocator grows in doubling regions) plus CONTEXT_ALLOWANCE, or 90 % of the total when
-  TensorFlow's figure is missing; no GPU in use: CONTEXT_ALLOWANCE alone.
+  TensorFlow's figure is missing; no GPU in use: CONTEXT_ALLOWANCE alone. JAX on a GPU adds its
+  fraction of the total (JAX's default of 0.75 with preallocation off; all of it for the platform
+  allocator, which has no cap).
 """
 
 from __future__ import annotations
@@ -24,6 +30,13 @@ GROWTH_SLACK = 2
 # Without TensorFlow's own figure, growth must at least stay clear of preallocation, which takes
 # the total less a reserve of about 1.8 GB on Hopper (97 % and more of an H200).
 GROWTH_FALLBACK_SHARE = 0.9
+# JAX's platforms that allocate GPU memory, and the share of it that JAX takes unless told.
+JAX_GPU_PLATFORMS = ("cuda", "rocm", "gpu")
+JAX_DEFAULT_FRACTION = 0.75
+# jaxlib turns preallocation off for exactly these values (xla_client.py); "FALSE" leaves it on.
+JAX_PREALLOCATE_OFF = ("false", "False", "0")
+# How a passing reason goes on from TensorFlow's part to JAX's (see tensorflow_part).
+JAX_PART = ", JAX "
 
 
 def limits_memory(entry: dict[str, Any]) -> bool:
@@ -37,7 +50,89 @@ def limits_memory(entry: dict[str, Any]) -> bool:
 
 
 def memory_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, Any] | None]:
-    """(aware, why, the setting that decided it) for one probe report."""
+    """(aware, why, the TensorFlow setting that decided it) for one probe report: TensorFlow's
+    part and, once JAX started, JAX's. A failing reason names only what fails."""
+    aware, why, decider = tensorflow_awareness(report)
+    jax_aware, jax_why = jax_awareness(report)
+    if jax_why is None:
+        return aware, why, decider
+    if aware and jax_aware:
+        return True, f"{why}, {jax_why}", decider  # jax_why starts "JAX ": see JAX_PART
+    failing = [text for ok, text in ((aware, why), (jax_aware, jax_why)) if not ok]
+    return False, " and ".join(failing), decider
+
+
+def tensorflow_part(reason: str) -> str:
+    """A passing reason's TensorFlow part, without JAX's or the runner's notes."""
+    return reason.split(";")[0].split(JAX_PART)[0]
+
+
+def tf_sees_no_gpu(report: dict[str, Any]) -> bool:
+    """Whether the script left TensorFlow no GPU to use: its visible GPUs are none, and either
+    the machine has some (so the script hid them) or a set_visible_devices call hid them before
+    the runtime started (without a GPU that call is let through at any time; with one, a late
+    call raises and hides nothing)."""
+    visible = report.get("tf_visible_gpus")
+    if visible is None or visible:
+        return False
+    if report.get("gpus_seen"):
+        return True
+    chosen = _visibility(report.get("memory_settings") or [])
+    return chosen is not None and chosen.get("gpu_count") == 0
+
+
+def _visibility(settings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The set_visible_devices call that stands: the last one before the runtime started (a
+    GPU makes a later one raise; without a GPU it changes nothing)."""
+    calls = [
+        e
+        for e in settings
+        if e["api"] == "set_visible_devices" and not e.get("runtime_started_before")
+    ]
+    return calls[-1] if calls else None
+
+
+def jax_fraction(environment: dict[str, Any]) -> float | None:
+    """The memory fraction JAX reads: XLA_CLIENT_MEM_FRACTION, else the older name."""
+    text = environment.get("XLA_CLIENT_MEM_FRACTION") or environment.get(
+        "XLA_PYTHON_CLIENT_MEM_FRACTION"
+    )
+    try:
+        return float(text) if text else None
+    except ValueError:  # JAX's GPU backend fails to start on it: no fraction
+        return None
+
+
+def jax_settings(environment: dict[str, Any]) -> list[str]:
+    """What limits JAX's GPU memory in these variables, in words."""
+    words = []
+    if environment.get("XLA_PYTHON_CLIENT_PREALLOCATE") in JAX_PREALLOCATE_OFF:
+        words.append("preallocation off")
+    fraction = jax_fraction(environment)
+    if fraction is not None and 0 < fraction < 1:
+        words.append(f"memory fraction {fraction:g}")
+    if (environment.get("XLA_PYTHON_CLIENT_ALLOCATOR") or "").lower() == "platform":
+        words.append("allocator platform")
+    return words
+
+
+def jax_awareness(report: dict[str, Any]) -> tuple[bool, str | None]:
+    """(aware, why) for JAX; why is None while JAX never started."""
+    backend = report.get("jax_backend")
+    if backend is None:
+        return True, None
+    if backend not in JAX_GPU_PLATFORMS:
+        return True, f"JAX runs on {backend}: no GPU memory to judge"
+    environment = report.get("jax_environment") or {}
+    words = jax_settings(environment)
+    if words:
+        return True, "JAX " + ", ".join(words)
+    share = jax_fraction(environment) or JAX_DEFAULT_FRACTION
+    return False, f"JAX preallocation on: it reserves {share:.0%} of the GPU as it starts"
+
+
+def tensorflow_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, Any] | None]:
+    """(aware, why, the setting that decided it) for TensorFlow alone."""
     environment = report.get("environment") or {}
     forced = environment.get("TF_FORCE_GPU_ALLOW_GROWTH")
     visible = environment.get("CUDA_VISIBLE_DEVICES")
@@ -60,10 +155,12 @@ def memory_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, Any] 
         return limits_memory(entry)
 
     sessions = holders(settings)
+    visibility = _visibility(settings)
     eager = [
         e
         for e in settings
         if e["api"] not in ("Session", "InteractiveSession", "train.Server", "environment")
+        and (e["api"] != "set_visible_devices" or e is visibility)
     ]
     eager_aware = any(aware(e) for e in eager)
     if sessions:
@@ -76,6 +173,8 @@ def memory_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, Any] 
         if forced == "false" and limits_memory(first):
             return False, "TF_FORCE_GPU_ALLOW_GROWTH=false overrides allow_growth", first
         return False, f"first {what} preallocates", first
+    if tf_sees_no_gpu(report):
+        return True, "TF sees no GPU", None
     if eager_aware:
         return _every_gpu(eager, report.get("gpus_seen"))
     if forced == "false" and any(limits_memory(e) for e in eager):
@@ -126,12 +225,34 @@ def holders(settings: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def gpu_bound(decider: dict[str, Any] | None, report: dict[str, Any], total_bytes: int) -> int:
-    """The most GPU memory the settings allow the process, CUDA context included."""
+    """The most GPU memory the settings allow the process, CUDA context included: TensorFlow's
+    share and, when JAX runs on the GPU beside it, JAX's."""
+    return _tensorflow_bound(decider, report, total_bytes) + jax_bound(report, total_bytes)
+
+
+def jax_bound(report: dict[str, Any], total_bytes: int) -> int:
+    """JAX's share of the GPU under its variables; nothing when it does not run on the GPU."""
+    if report.get("jax_backend") not in JAX_GPU_PLATFORMS:
+        return 0
+    environment = report.get("jax_environment") or {}
+    if "allocator platform" in jax_settings(environment):
+        return total_bytes  # allocates on demand, with no cap of its own
+    fraction = jax_fraction(environment)
+    if fraction is None or not 0 < fraction < 1:
+        fraction = JAX_DEFAULT_FRACTION
+    return int(fraction * total_bytes)
+
+
+def _tensorflow_bound(
+    decider: dict[str, Any] | None, report: dict[str, Any], total_bytes: int
+) -> int:
     environment = report.get("environment") or {}
     visible = environment.get("CUDA_VISIBLE_DEVICES")
     settings = [decider] if decider else (report.get("memory_settings") or [])
-    if (visible is not None and visible.strip() in ("", "-1")) or any(
-        e.get("gpu_count") == 0 for e in settings
+    if (
+        (visible is not None and visible.strip() in ("", "-1"))
+        or tf_sees_no_gpu(report)
+        or any(e.get("gpu_count") == 0 for e in settings)
     ):
         return CONTEXT_ALLOWANCE_BYTES  # no GPU in use: at most a context
     # A memory limit wins over growth (TensorFlow drops growth on a GPU with virtual devices).
