@@ -469,3 +469,93 @@ def test_tfm212_fix_goes_before_every_import_when_os_is_not_imported() -> None:
         '"""Doc."""\nfrom __future__ import print_function\n\nimport os\n\n'
         'os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\nimport numpy as np\n'
     )
+
+
+# -- programs that start the allocator without a session or tf.config ---------------------------
+def test_compat_v1_without_graph_mode_runs_eagerly_and_is_fixed_in_its_own_spelling() -> None:
+    source = "import tensorflow.compat.v1 as tf\n\n\ndef main():\n    print(tf.ones([2]))\n" + MAIN
+    [finding] = lint_text("t.py", source, DEFAULT)
+    assert finding.code == "TFM205"
+    assert 'for gpu in tf.config.list_physical_devices("GPU"):' in fixed(source)
+    # Graph mode, or a name only TF1 has, makes it TF1 code: the session rules' business.
+    graph = source.replace("def main():\n", "tf.disable_eager_execution()\n\n\ndef main():\n")
+    assert codes(graph) == []
+    placeholder = source.replace("tf.ones([2])", "tf.placeholder(tf.float32)")
+    assert codes(placeholder) == []
+
+
+def test_compat_v1_eager_program_runs_fixed(tmp_path: Path) -> None:
+    pytest.importorskip("tensorflow")
+    source = "import tensorflow.compat.v1 as tf\n\n\ndef main():\n    print(tf.ones([2]))\n" + MAIN
+    script = tmp_path / "t.py"
+    script.write_text(fixed(source))
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("device", "configures"),
+    [
+        ('tf.config.list_physical_devices("CPU")[0]', False),
+        ('tf.config.list_physical_devices("GPU")[0]', True),
+        ("cpus[0]", False),
+        ("gpus[0]", True),
+    ],
+)
+def test_a_logical_device_configuration_configures_only_gpus(device: str, configures: bool) -> None:
+    source = (
+        "import tensorflow as tf\n\ncpus = tf.config.list_physical_devices('CPU')\n"
+        "gpus = tf.config.list_physical_devices('GPU')\n"
+        f"tf.config.set_logical_device_configuration({device}, "
+        "[tf.config.LogicalDeviceConfiguration(memory_limit=1024)])\n\n\n"
+        "def main():\n    print(tf.ones([2]))\n" + MAIN
+    )
+    assert ("TFM205" in codes(source)) != configures
+
+
+def test_a_fire_class_runs_its_public_methods() -> None:
+    source = (
+        "import fire\nimport tensorflow as tf\n\n\nclass Trainer:\n"
+        "    def _helper(self):\n        return 1\n\n"
+        "    def train(self):\n        return tf.ones([2])\n"
+        + MAIN.replace("main()", "fire.Fire(Trainer)")
+    )
+    [(code, message)] = found(source)
+    assert code == "TFM205" and "`tf.ones()` (line 10)" in message
+    private_only = source.replace("def train", "def _train")
+    assert codes(private_only) == []
+
+
+@pytest.mark.parametrize(
+    "top_level",
+    [
+        "with tf.GradientTape() as tape:\n    loss = tf.reduce_sum(w * 2.0)\n",
+        "for batch in tf.data.Dataset.range(4).batch(2):\n    print(batch)\n",
+        "ds = tf.data.Dataset.range(4)\nfor batch in ds.take(2):\n    print(batch)\n",
+    ],
+)
+def test_a_module_that_trains_at_top_level_is_a_program(top_level: str) -> None:
+    source = "import tensorflow as tf\n\nw = tf.Variable(1.0)\n" + top_level
+    assert codes(source) == ["TFM205"]
+
+
+def test_a_loop_over_anything_else_at_top_level_makes_no_program() -> None:
+    source = "import tensorflow as tf\n\nfor i in range(3):\n    print(tf.ones([i]))\n"
+    assert codes(source) == []
+
+
+def test_hiding_every_gpu_in_one_branch_does_not_excuse_growth_on_one_in_the_other() -> None:
+    source = (
+        "import os\nimport sys\n\nimport tensorflow as tf\n\n"
+        "if '--cpu' in sys.argv:\n    os.environ['CUDA_VISIBLE_DEVICES'] = ''\nelse:\n"
+        "    gpus = tf.config.list_physical_devices('GPU')\n"
+        "    tf.config.experimental.set_memory_growth(gpus[0], True)\n"
+    )
+    assert codes(source) == ["TFM202"]
+    chosen_first = source.replace("if '--cpu' in sys.argv:\n    os.environ", "os.environ").replace(
+        "else:\n    gpus", "if True:\n    gpus"
+    )
+    assert "TFM202" not in codes(chosen_first)

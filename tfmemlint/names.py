@@ -172,6 +172,7 @@ class TargetAssign:
     target: cst.Subscript | cst.Attribute
     scope: Scope
     order: int
+    ancestry: Ancestry | None = None
 
 
 def dotted_name(expr: cst.BaseExpression) -> str | None:
@@ -568,7 +569,9 @@ class ModuleNames(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript):
             target = node.targets[0].target
-            self.subscript_assigns.append(TargetAssign(node, target, self._scope, self._order))
+            self.subscript_assigns.append(
+                TargetAssign(node, target, self._scope, self._order, self._ancestry)
+            )
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
             target = node.targets[0].target
             self.attribute_assigns.append(TargetAssign(node, target, self._scope, self._order))

@@ -1,6 +1,7 @@
 """Where a program starts: whether a module is an entry point (a notebook, a `__main__` guard that
 is not a test suite's, a runner such as `absl.app.run`, a click or typer command, a script entry
-of the project, Keras training at module level), and which of its functions run beyond its body.
+of the project, training at module level: Keras's `fit`, a `GradientTape`, a loop over a
+`tf.data` dataset), and which of its functions run beyond its body.
 Shared by the families that look at programs; the spellings are in `programs.py`."""
 
 from __future__ import annotations
@@ -81,7 +82,33 @@ def entry_point(ctx: FileContext) -> tuple[cst.FunctionDef, ...] | None:
             return ()
         if trains(ctx, site.node.func):
             return ()
+        if names.api_of(site.node.func, site.scope, site.order) == "GradientTape":
+            return ()  # a training loop of its own, at module level
+    if any(
+        isinstance(statement, cst.For) and _a_dataset(ctx, statement.iter) for statement in body
+    ):
+        return ()  # a loop over a tf.data dataset, at module level
     return None
+
+
+def _a_dataset(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether an expression is a `tf.data` dataset: made by a `tf.data` call, through its
+    methods (`ds.batch(2).take(3)`), or a name bound once to one."""
+    names = ctx.names
+    scope = names.module_scope
+    while isinstance(expr, cst.Call):
+        if (names.api_of(expr.func, scope, sys.maxsize) or "").startswith("data."):
+            return True
+        if not isinstance(expr.func, cst.Attribute):
+            return False
+        expr = expr.func.value
+    if isinstance(expr, cst.Name):
+        found = names.lookup(expr.value, scope, sys.maxsize)
+        bound = found[1] if found is not None else []
+        if len(bound) == 1 and bound[0].kind == "assign" and bound[0].value is not None:
+            value = bound[0].value
+            return isinstance(value, cst.Call) and _a_dataset(ctx, value)
+    return False
 
 
 def trains(ctx: FileContext, func: cst.BaseExpression) -> bool:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfmemlint.names import ModuleNames, Scope
+from tfmemlint.names import Ancestry, ModuleNames, Scope
 from tfmemlint.rules import literals
 
 
@@ -22,6 +22,8 @@ class EnvSetting:
     order: int
     # `os.environ.setdefault`: a value the shell already gave wins over this one.
     default_only: bool = False
+    # Where the setting sits, for telling branches apart (None: not known).
+    ancestry: Ancestry | None = None
 
     @property
     def text(self) -> str | None:
@@ -40,7 +42,14 @@ def env_settings(names: ModuleNames, wanted: Collection[str]) -> Iterator[EnvSet
         element = target.slice[0].slice if len(target.slice) == 1 else None
         key = literals.string(element.value) if isinstance(element, cst.Index) else None
         if key in wanted and _is_environ(names, target.value, assign.scope, assign.order):
-            yield EnvSetting(key, assign.node.value, assign.node, assign.scope, assign.order)
+            yield EnvSetting(
+                key,
+                assign.node.value,
+                assign.node,
+                assign.scope,
+                assign.order,
+                ancestry=assign.ancestry,
+            )
     for site in names.calls:
         call, func = site.node, site.node.func
         pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
@@ -70,4 +79,6 @@ def env_settings(names: ModuleNames, wanted: Collection[str]) -> Iterator[EnvSet
         for key, value in pairs:
             variable = literals.string(key)
             if variable in wanted:
-                yield EnvSetting(variable, value, call, site.scope, site.order, default_only)
+                yield EnvSetting(
+                    variable, value, call, site.scope, site.order, default_only, site.ancestry
+                )

@@ -56,13 +56,28 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         if found:
             late.append(config)
         yield from found
-    restricted = any(c.api in VISIBILITY for c in configs) or any(
-        s.variable == VISIBLE_DEVICES for s in process_wide(ctx).env
-    )
     for config in configs:
-        if config.api in GROWTH and growth_enabled(config.site.node) and not restricted:
+        if (
+            config.api in GROWTH
+            and growth_enabled(config.site.node)
+            and not _restricted(ctx, config, configs)
+        ):
             yield from _growth_on_some(ctx, config)
     yield from _growth_and_limit(ctx, [c for c in configs if c not in late])
+
+
+def _restricted(ctx: FileContext, growth: DeviceCall, configs: list[DeviceCall]) -> bool:
+    """Whether the GPUs visible may be chosen where growth is set on some of them: by
+    `set_visible_devices` or CUDA_VISIBLE_DEVICES, anywhere but in another branch of an `if`
+    or `try` than the growth call's (only one of the two runs)."""
+    place = growth.site.ancestry
+    if any(c.api in VISIBILITY and not exclusive_branches(c.site.ancestry, place) for c in configs):
+        return True
+    return any(
+        s.variable == VISIBLE_DEVICES
+        and (s.ancestry is None or not exclusive_branches(s.ancestry, place))
+        for s in process_wide(ctx).env
+    )
 
 
 def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:

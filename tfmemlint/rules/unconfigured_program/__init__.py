@@ -203,6 +203,8 @@ FAMILY = RuleFamily(
         b".fit(",
         b".evaluate(",
         b".predict(",
+        b"GradientTape",
+        b"Dataset",
         b'"nbformat"',
     ),
     # transformers: its TF classes start TensorFlow in a file that names neither.

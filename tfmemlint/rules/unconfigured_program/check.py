@@ -20,7 +20,7 @@ from tfmemlint.model import Finding, Fix
 from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, CallSite, dotted_name
 from tfmemlint.prefilter import holds_a_trigger
 from tfmemlint.project import FileResolver, member
-from tfmemlint.rules import starters
+from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
 from tfmemlint.rules.eager import FAMILY as EAGER
 from tfmemlint.rules.entry_points import entry_point, is_main_guard, runner, trains
@@ -32,7 +32,7 @@ from tfmemlint.rules.process_wide.check import (
     process_wide,
 )
 from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
-from tfmemlint.rules.runtime import GROWTH, LIMIT, starts_runtime
+from tfmemlint.rules.runtime import GROWTH, LIMIT, LIST_GPUS, argument, starts_runtime
 from tfmemlint.rules.session_config.check import ENTRY_POINTS
 from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
 from tfmemlint.rules.unconfigured_program import (
@@ -472,8 +472,9 @@ def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
 
 def _tf1_code(ctx: FileContext) -> bool:
     """Whether the module is TF1 code, which the session rules cover: it makes sessions, turns
-    TF2 off, imports `tensorflow.compat.v1` as its TensorFlow, imports from `tensorflow.contrib`
-    (which TF2 dropped), or spells a name that only TF1's top level has.
+    TF2 off, imports from `tensorflow.contrib` (which TF2 dropped), or spells a name that only
+    TF1's top level has (on `tensorflow`, or on `tensorflow.compat.v1` as its TensorFlow,
+    which without one runs eagerly under TF2).
     (`tf.enable_eager_execution()` is TF1's: the session rules check its config.)"""
     names = ctx.names
     for site in names.calls:
@@ -490,9 +491,15 @@ def _tf1_code(ctx: FileContext) -> bool:
     if any(in_contrib(binding.qualified) for binding in imports):
         return True
     for binding in imports:
-        # `import tensorflow.compat.v1 as tf`: TF1 is the module's TensorFlow. Beside a plain
-        # `import tensorflow`, as `tf1` or `v1`, it is a migration's other half.
-        if binding.qualified == TF1_COMPAT and (binding.name == "tf" or not plain):
+        # `import tensorflow.compat.v1 as tf`: TF1's API is the module's TensorFlow (beside a
+        # plain `import tensorflow`, as `tf1` or `v1`, it is a migration's other half). Under
+        # TF2 it still runs eagerly, unless the module turns TF2 off (above) or builds a
+        # graph, with a name only TF1's API has (`tf.placeholder`, `tf.Session`).
+        if (
+            binding.qualified == TF1_COMPAT
+            and (binding.name == "tf" or not plain)
+            and _spells_tf1(ctx, binding)
+        ):
             return True
     return any(_spells_tf1(ctx, binding) for binding in plain)
 
@@ -549,6 +556,8 @@ def _configuration(ctx: FileContext, site: CallSite) -> str | None:
     """What the call sets up, when it sets GPU memory up."""
     names = ctx.names
     api = names.api_of(site.node.func, site.scope, site.order)
+    if api in LIMIT and _on_cpus(ctx, site):
+        return None  # virtual CPUs, for a distribution strategy's demo: no GPU memory set
     if api in GROWTH or api in LIMIT:
         return api
     if hides_all_gpus(names, site):
@@ -557,6 +566,33 @@ def _configuration(ctx: FileContext, site: CallSite) -> str | None:
         if frameworks.called(qualified, site.node) is not None:
             return qualified
     return None
+
+
+def _on_cpus(ctx: FileContext, site: CallSite) -> bool:
+    """Whether a logical-device configuration's device is a CPU: one of
+    `list_physical_devices("CPU")`, called there or bound once to a name."""
+    device = argument(site.node, 0, "device")
+    if isinstance(device, cst.Subscript):
+        device = device.value
+    if isinstance(device, cst.Name):
+        found = ctx.names.lookup(device.value, site.scope, site.order)
+        bound = found[1] if found is not None else []
+        if len(bound) != 1 or bound[0].kind != "assign" or bound[0].value is None:
+            return False
+        scope, order = bound[0].scope, bound[0].order
+        device = bound[0].value
+        if isinstance(device, cst.Subscript):
+            device = device.value
+    else:
+        scope, order = site.scope, site.order
+    if not isinstance(device, cst.Call):
+        return False
+    listed = argument(device, 0, "device_type")
+    return (
+        ctx.names.api_of(device.func, scope, order) in LIST_GPUS
+        and listed is not None
+        and (literals.string(listed) or "").upper() == "CPU"
+    )
 
 
 def _may_be_an_entry(ctx: FileContext) -> bool:
@@ -735,7 +771,7 @@ class _Walk:
             return
         run = runner(ctx, site)
         for target in run if run is not None else [func]:
-            self.callee(ctx, site, target)
+            self.callee(ctx, site, target, every_method=run is not None)
 
     def _library_start(self, ctx: FileContext, site: CallSite) -> bool:
         """A call into a library that starts TensorFlow's runtime (`starters.py`), directly
@@ -767,18 +803,33 @@ class _Walk:
             for name in maker_names or ()
         )
 
-    def callee(self, ctx: FileContext, site: CallSite, func: cst.BaseExpression) -> None:
+    def callee(
+        self,
+        ctx: FileContext,
+        site: CallSite,
+        func: cst.BaseExpression,
+        every_method: bool = False,
+    ) -> None:
         """Follow a call into what it runs: a function of the module's or the project's, a
         class's `__init__`, a method of a class of theirs (`self.run()`, `Trainer().run()`,
-        `t.run()` after `t = Trainer()`, `Gpu.setup()`). A call into a project module that
-        sets GPU memory up somewhere, but that cannot be followed, leaves the walk unsure."""
+        `t.run()` after `t = Trainer()`, `Gpu.setup()`). A class a runner runs
+        (`fire.Fire(Trainer)`, `every_method`) runs any of its public methods too, as the
+        command line says. A call into a project module that sets GPU memory up somewhere,
+        but that cannot be followed, leaves the walk unsure."""
         found = self._definition(ctx, site, func)
         if found is not None:
             where, definition, owner = found
+            methods: list[cst.FunctionDef] = []
             if isinstance(definition, cst.ClassDef):
+                if every_method:
+                    methods = _public_methods(definition)
                 owner, definition = definition, _method(definition, "__init__")
             if definition is not None:
                 self.function_body(where, definition, owner)
+            for method in methods:
+                if self.done():
+                    return
+                self.function_body(where, method, owner)
             return
         if isinstance(func, cst.Attribute):
             owner_found = self._class_of(ctx, site, func.value)
@@ -1003,6 +1054,16 @@ def _defaults(params: cst.Parameters) -> Iterator[cst.BaseExpression]:
             yield param.default
 
 
+def _public_methods(definition: cst.ClassDef) -> list[cst.FunctionDef]:
+    """A class's methods whose names do not start with `_`, in order."""
+    body = definition.body.body if isinstance(definition.body, cst.IndentedBlock) else ()
+    return [
+        statement
+        for statement in body
+        if isinstance(statement, cst.FunctionDef) and not statement.name.value.startswith("_")
+    ]
+
+
 def _method(definition: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     body = definition.body.body if isinstance(definition.body, cst.IndentedBlock) else ()
     return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
@@ -1121,7 +1182,8 @@ def _fix(ctx: FileContext, anchor: Binding, place: int, hide: bool) -> Fix | Non
     if not hide and ctx.policy.fraction is not None:
         return None  # TF2 has no fraction to set: the message's user decides the limit
     alias = anchor.name
-    add_import = anchor.qualified not in (TF1, TF2_COMPAT)
+    # `compat.v1` running eagerly has TF2's `config` too (`_tf1_code`: it is TF2 here).
+    add_import = anchor.qualified not in (TF1, TF2_COMPAT, TF1_COMPAT)
     if add_import:
         if "tf" in ctx.names.all_names:
             return None

@@ -160,6 +160,10 @@ def may_be_an_entry(
     calls = [node for node in at_import if isinstance(node, ast.Call)]
     if any(_trains(call.func) for call in calls):
         return True
+    if any(_spelled_last(call.func) == "GradientTape" for call in calls) or any(
+        isinstance(statement, ast.For) for statement in tree.body
+    ):
+        return True  # training at module level (the rule asks whether the loop's is a dataset)
     decorators = [
         decorator.func if isinstance(decorator, ast.Call) else decorator
         for statement in tree.body
@@ -233,6 +237,13 @@ def _runs_tests(guard: ast.If, lines: LineIndex) -> bool:
     return not indent.strip(" \t\f") and not joined
 
 
+def _spelled_last(func: ast.expr) -> str | None:
+    """The last name of a call's function: `GradientTape` of `tf.GradientTape`."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
 def _trains(func: ast.expr) -> bool:
     """`model.fit`, as `entry_points.trains` spells it (it also wants the word `keras`)."""
     return isinstance(func, ast.Attribute) and func.attr in TRAINING_METHODS
@@ -300,24 +311,26 @@ class _Spellings:
 
 
 def tf1_code(tree: ast.Module) -> bool:
-    """`import tensorflow.compat.v1 as tf` (or as the module's only TensorFlow), a name only
-    TF1's top level has on a plain `import tensorflow`, or a call that turns TF2 off. Said only
+    """A name only TF1's top level has, on a plain `import tensorflow` or on `import
+    tensorflow.compat.v1 as tf` (or as the module's only TensorFlow), an import from
+    `tensorflow.contrib`, or a call that turns TF2 off. Said only
     where `check._tf1_code` says it too: a name stands for TensorFlow only where nothing else
     binds it anywhere in the module (a parameter, an assignment, another import), and every
     import of TensorFlow counts against "the module's only TensorFlow", wherever it is."""
     plain, compat = _aliases(tree)
-    if "tf" in compat or _imports_contrib(tree):
+    if _imports_contrib(tree):
         return True
     aliases = plain | set(compat)
+    # `compat.v1` as the module's TensorFlow runs eagerly under TF2 unless the module builds a
+    # graph: its TF1-only names count as those on a plain import do.
+    spelled = plain | set(compat) if _tf1_imports(plain, compat) else plain
     # The walk for bindings only where the answer may be yes: most modules that get here
     # are TF2 code.
-    if not (compat and not plain) and not _runs_tf1(tree, plain, aliases):
+    if not _runs_tf1(tree, spelled, aliases):
         return False
-    elsewhere, plain_anywhere = _other_bindings(tree)
-    if _tf1_imports(plain | plain_anywhere, compat):
-        return True
+    elsewhere, _ = _other_bindings(tree)
     sure = aliases - elsewhere
-    return _runs_tf1(tree, plain & sure, sure)
+    return _runs_tf1(tree, spelled & sure, sure)
 
 
 def _imports_contrib(tree: ast.Module) -> bool:
