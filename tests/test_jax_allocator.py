@@ -263,3 +263,61 @@ def test_fixed_jax_programs_run_and_jax_reads_the_setting(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "False"
+
+
+# -- what review found ---------------------------------------------------------------------------
+def test_an_os_imported_further_down_is_not_there_yet() -> None:
+    source = "import sys\nimport jax\nimport os\n\n\ndef main():\n    print(jax.numpy.ones(2))\n"
+    result = fixed(source + MAIN, ALL_JAX)
+    assert result.startswith(
+        'import os\n\nos.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")\nimport sys\n'
+    )
+    compile(result, "t.py", "exec")
+
+
+@pytest.mark.parametrize(
+    "first_line",
+    ["from __future__ import annotations; import jax", '"""Doc."""; import jax'],
+)
+def test_no_fix_on_a_line_that_must_stay_first(first_line: str) -> None:
+    source = first_line + "\n\n\ndef main():\n    print(jax.numpy.ones(2))\n" + MAIN
+    [finding] = lint_text("t.py", source, ALL_JAX)
+    assert finding.code == "TFM209" and finding.fix is None
+
+
+def test_an_empty_allocator_is_an_error_and_branches_apart_are_no_clash() -> None:
+    assert codes('import os\n\nos.environ["XLA_PYTHON_CLIENT_ALLOCATOR"] = ""\n') == ["TFM210"]
+    apart = (
+        "import os\nimport sys\n\nif sys.argv:\n"
+        '    os.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"] = ".5"\nelse:\n'
+        '    os.environ["XLA_CLIENT_MEM_FRACTION"] = ".5"\n'
+    )
+    assert codes(apart) == []
+
+
+@pytest.mark.parametrize(
+    ("setting", "off"),
+    [
+        ('os.environ["JAX_PLATFORM_NAME"] = "cpu"', False),
+        ('os.environ["JAX_PLATFORMS"] = "cpu,cuda"', False),
+        ('os.environ["JAX_PLATFORMS"] = "cpu,tpu"', True),
+    ],
+)
+def test_only_a_platform_list_without_a_gpu_keeps_jax_off_it(setting: str, off: bool) -> None:
+    source = f"import os\n\n{setting}\n" + JAX_ONLY
+    assert (codes(source, settings=ALL_JAX) == []) == off
+
+
+def test_a_dtype_helper_starts_no_backend() -> None:
+    source = (
+        "import os\n\nimport jax.numpy as jnp\n\nok = jnp.issubdtype(jnp.float32, jnp.floating)\n"
+        'os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"\n'
+    )
+    assert codes(source) == []
+
+
+def test_a_value_given_as_a_keyword_is_fixed() -> None:
+    source = 'import os\n\nos.environ.update(XLA_PYTHON_CLIENT_PREALLOCATE="no")\n'
+    assert (
+        fixed(source) == 'import os\n\nos.environ.update(XLA_PYTHON_CLIENT_PREALLOCATE="false")\n'
+    )

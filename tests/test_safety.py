@@ -340,3 +340,33 @@ def test_only_tfm207s_own_try_is_set_aside() -> None:
         safety.check(before + function, before + function.replace("    train()\n", ""))
     with pytest.raises(safety.UnsafeFixError):
         safety.check(before, before + hide.replace("    pass\n", "    raise\n"))
+
+
+@pytest.mark.parametrize(
+    ("original", "changed"),
+    [
+        ("import os\nx = 1\n", "x = 1\n"),
+        ("def f():\n    pass\n", "def f():\n    import os\n"),
+        (
+            'import os\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "false")\n',
+            "import os\n",
+        ),
+        (
+            'import os\nos.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.9")\n',
+            'import os\nos.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.1")\n',
+        ),
+    ],
+)
+def test_the_settings_a_fix_adds_before_imports_are_set_aside_only_when_added(
+    original: str, changed: str
+) -> None:
+    with pytest.raises(safety.UnsafeFixError):
+        safety.check(original, changed)
+
+
+def test_a_setting_added_before_an_import_is_accepted() -> None:
+    original = "import jax\n\nprint(jax)\n"
+    added = (
+        'import os\n\nos.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")\n' + original
+    )
+    assert safety.check(original, added)

@@ -559,3 +559,20 @@ def test_hiding_every_gpu_in_one_branch_does_not_excuse_growth_on_one_in_the_oth
         "else:\n    gpus", "if True:\n    gpus"
     )
     assert "TFM202" not in codes(chosen_first)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        # scikit-learn's `fit`, in a file that only mentions Keras in a comment
+        "import tensorflow as tf\nfrom sklearn.linear_model import LogisticRegression\n\n"
+        "# not keras\nx = tf.placeholder(tf.float32)\n\n\ndef main():\n"
+        "    LogisticRegression().fit([[0]], [0])\n" + MAIN,
+        # a session of its own that Keras uses as the default
+        KERAS2.replace("    model.fit(", "    with tf.Session().as_default():\n        model.fit("),
+        # an Estimator's session
+        KERAS2.replace("    model.fit(", "    tf.estimator.Estimator(None).evaluate(None)\n    #("),
+    ],
+)
+def test_tfm212_leaves_other_sessions_and_other_fits_alone(other: str) -> None:
+    assert "TFM212" not in codes(other)

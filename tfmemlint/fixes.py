@@ -140,19 +140,35 @@ def set_env_before(ctx: FileContext, binding: Binding, variable: str, value: str
     if binding.ancestry is None or binding.ancestry.parent is None:
         return None
     statement = binding.ancestry.node
-    if not isinstance(binding.ancestry.parent.node, cst.Module):
-        return None
-    found = ctx.names.lookup("os", ctx.names.module_scope, binding.order)
-    bindings = found[1] if found else []
+    if not isinstance(binding.ancestry.parent.node, cst.Module) or not _imports_only(statement):
+        return None  # a line that also holds a docstring or code, or a `__future__` import
+    module = ctx.names.module_scope
+    # Only a binding made before the import counts: one further down is not there yet.
+    bindings = [b for b in module.bindings.get("os", []) if b.order < binding.order]
     if bindings and not all(other.qualified == "os" for other in bindings):
         return None
     lines = f'os.environ.setdefault("{variable}", "{value}")'
     if not bindings:
         lines = "import os\n\n" + lines
-        statement = _first_import(ctx.module) or statement
+        first = _first_import(ctx.module)
+        statement = first if first is not None and _imports_only(first) else statement
     if _follows_an_import(ctx, statement):
         lines = "\n" + lines
     return insert_before_statement(ctx, statement, lines)
+
+
+def _imports_only(statement: cst.CSTNode) -> bool:
+    """A line of imports alone, none of them `from __future__` (which must stay first)."""
+    import libcst as cst
+
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Import)
+        or (
+            isinstance(small, cst.ImportFrom)
+            and not (isinstance(small.module, cst.Name) and small.module.value == "__future__")
+        )
+        for small in statement.body
+    )
 
 
 def _first_import(module: cst.Module) -> cst.CSTNode | None:

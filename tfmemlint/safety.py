@@ -12,8 +12,10 @@ What a fix may add or change, and what is set aside on both sides before compari
   `import tensorflow as tf` that comes with them), and TFM207's `try` that hides every GPU
   from TensorFlow, exactly as that fix writes it;
 - the value given to TF_FORCE_GPU_ALLOW_GROWTH or XLA_PYTHON_CLIENT_PREALLOCATE;
-- `import os`, and `os.environ.setdefault(...)` of one of the variables the fixes set before an
-  import (JAX's preallocation and fraction, TF_FORCE_GPU_ALLOW_GROWTH), to a literal.
+- at module level only, and only as statements the fixed text has more of than the original:
+  `import os`, and `os.environ.setdefault(...)` of one of the variables the fixes set before an
+  import (JAX's preallocation and fraction, TF_FORCE_GPU_ALLOW_GROWTH), to a literal. A fix
+  never removes one, nor adds one in a function.
 Statement order inside a block is not compared, since TFM203's fix moves configuration up; every
 statement must still be there, once, and unchanged.
 """
@@ -84,10 +86,7 @@ def _added_by_a_fix(statement: ast.stmt, growth_calls: bool, hide_calls: bool = 
     if isinstance(statement, ast.ImportFrom) and statement.module == "tensorflow.core.protobuf":
         return [alias.name for alias in statement.names] == ["config_pb2"]
     if isinstance(statement, ast.Import):
-        imported = [(alias.name, alias.asname) for alias in statement.names]
-        return imported in ([("tensorflow", "tf")], [("os", None)])
-    if _sets_before_imports(statement):
-        return True
+        return [(alias.name, alias.asname) for alias in statement.names] == [("tensorflow", "tf")]
     if hide_calls and _hides_gpus(statement):
         return True
     return growth_calls and any(
@@ -212,7 +211,11 @@ class _Normalizer:
 def _call_kept(call: ast.Call) -> tuple[list[ast.keyword], list[ast.expr]]:
     """A call's keywords and arguments once what a fix may pass is set aside. Visiting leaves
     an argument's type and a constant's value as they were, so it may come before or after."""
-    keywords = [k for k in call.keywords if k.arg not in FIX_KEYWORDS]
+    keywords = [
+        ast.keyword(arg=k.arg, value=ast.Constant(None)) if k.arg in _FIXED_VALUES else k
+        for k in call.keywords
+        if k.arg not in FIX_KEYWORDS
+    ]
     args = call.args
     if any(isinstance(a, ast.Constant) and a.value in _FIXED_VALUES for a in args):
         args = [a for a in args if not isinstance(a, ast.Constant)]
@@ -320,6 +323,30 @@ def _without(statements: list[ast.stmt], texts: list[str], common: Counter[str])
     return kept
 
 
+def _is_os_import(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Import) and [
+        (alias.name, alias.asname) for alias in statement.names
+    ] == [("os", None)]
+
+
+def _set_aside_added_settings(before: ast.Module, after: ast.Module) -> None:
+    """Drop from the fixed module's body the `import os` and `os.environ.setdefault(...)`
+    statements it has more of than the original's: what the fixes that set a variable before
+    an import add, and nothing a fix could remove or move."""
+    kinds = (_is_os_import, _sets_before_imports)
+    counts = Counter(ast.dump(s) for s in before.body if any(kind(s) for kind in kinds))
+    kept = []
+    for statement in after.body:
+        if any(kind(statement) for kind in kinds):
+            dump = ast.dump(statement)
+            if counts[dump]:
+                counts[dump] -= 1
+            else:
+                continue  # added by a fix
+        kept.append(statement)
+    after.body = kept
+
+
 def check(original: str, fixed: str) -> bool:
     """Raise UnsafeFixError unless `fixed` parses and differs from `original` only by fixes.
 
@@ -339,6 +366,7 @@ def check(original: str, fixed: str) -> bool:
     except RecursionError:
         return True
     _set_aside_unchanged(before, original, after, fixed)
+    _set_aside_added_settings(before, after)
     try:
         normalizer = _Normalizer(original, fixed)
         if normalizer.same_once_visited(before, after):

@@ -24,9 +24,10 @@ _WHERE = (
     "`XLA_CLIENT_MEM_FRACTION` or `XLA_PYTHON_CLIENT_ALLOCATOR` in the module (TFM210 checks "
     "its value) or in a notebook's `%env` line; a project module imported before JAX that "
     "sets one; the configuration's `jax-preallocate = false`, for a shell or a job script "
-    "that sets them. Not reported: JAX kept off the GPU (`JAX_PLATFORMS` or "
-    '`JAX_PLATFORM_NAME` set to `cpu` or `tpu`, `jax.config.update("jax_platforms", '
-    '"cpu")`, `CUDA_VISIBLE_DEVICES=""` or `"-1"`).'
+    "that sets them. Not reported: JAX kept off the GPU (`JAX_PLATFORMS` listing only `cpu` or "
+    '`tpu`, `jax.config.update("jax_platforms", "cpu")`, `CUDA_VISIBLE_DEVICES=""` or '
+    '`"-1"`; `JAX_PLATFORM_NAME` only picks the default backend, and JAX still starts '
+    "CUDA's)."
 )
 _FIX = (
     'Adds `os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")` on the line '
@@ -98,8 +99,10 @@ INVALID_SETTING = Rule(
         'set to a value that means no but is not `"false"`, `"False"` or `"0"` (such as '
         '`"FALSE"`, `"no"`, `"off"`); `XLA_PYTHON_CLIENT_MEM_FRACTION` or '
         "`XLA_CLIENT_MEM_FRACTION` set to text that is no number, or to a fraction outside "
-        "(0, 1]; both fraction variables set; `XLA_PYTHON_CLIENT_ALLOCATOR` set to other "
-        'than `"default"`, `"platform"`, `"bfc"`, `"cuda_async"` or `"vmm"`.',
+        "(0, 1]; both fraction variables set (not in two branches of which one runs); "
+        '`XLA_PYTHON_CLIENT_ALLOCATOR` set to other than `"default"`, `"platform"`, '
+        '`"bfc"`, `"cuda_async"` or `"vmm"` (the empty text too, which jaxlib does not take '
+        "for unset).",
         why=_SOURCE + 'It turns preallocation off only for exactly "false", "False" or '
         '"0"; any other value leaves it on. It reads a fraction with `float()`, and an '
         "allocator from its list: anything else raises ValueError when the backend starts. "
@@ -124,7 +127,8 @@ CONFIGURED_AFTER_START = Rule(
     doc=RuleDoc(
         what_it_does="Finds a JAX allocator variable (`XLA_PYTHON_CLIENT_PREALLOCATE`, a "
         "memory fraction, `XLA_PYTHON_CLIENT_ALLOCATOR`) set in the module body after a call "
-        "at module level that starts JAX's backend: a `jax.numpy` or `jax.random` call, "
+        "at module level that starts JAX's backend: a `jax.numpy` call (not its dtype helpers, "
+        "such as `jnp.issubdtype`) or a `jax.random` call, "
         "`jax.devices`, `jax.local_devices`, `jax.device_count`, `jax.device_put`, "
         "`jax.default_backend` (in a notebook, in a later cell). An import of JAX starts "
         "nothing: a setting after `import jax` and before the first op is in time.",

@@ -13,6 +13,7 @@ from tfmemlint.model import Finding, Fix
 from tfmemlint.names import Binding, CallSite
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
+from tfmemlint.rules.branches import exclusive_branches
 from tfmemlint.rules.entry_points import entry_point
 from tfmemlint.rules.environment import EnvSetting, env_settings
 from tfmemlint.rules.jax_allocator import (
@@ -34,16 +35,29 @@ _OFF = frozenset({"false", "False", "0"})
 _MEANS_NO = frozenset({"false", "0", "no", "n", "off"})
 _ALLOCATORS = frozenset({"default", "platform", "bfc", "cuda_async", "vmm"})
 _FRACTIONS = (MEM_FRACTION, CLIENT_MEM_FRACTION)
-# What keeps JAX off the GPU: its platform list, or no GPU visible at all.
-_PLATFORM_VARIABLES = ("JAX_PLATFORMS", "JAX_PLATFORM_NAME", "CUDA_VISIBLE_DEVICES")
-_PLATFORM_OPTIONS = frozenset({"jax_platforms", "jax_platform_name"})
+# What keeps JAX off the GPU: a platform list without one, or no GPU visible at all.
+# (`JAX_PLATFORM_NAME` only picks the default backend: JAX still starts CUDA's.)
+_PLATFORM_VARIABLES = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES")
+_PLATFORM_OPTIONS = frozenset({"jax_platforms"})
 _ENV_LINE = re.compile(
-    r"^[ \t]*%(?:env|set_env)[ \t]+(XLA_(?:PYTHON_)?CLIENT_\w+|JAX_PLATFORMS?(?:_NAME)?|"
+    r"^[ \t]*%(?:env|set_env)[ \t]+(XLA_(?:PYTHON_)?CLIENT_\w+|JAX_PLATFORMS|"
     r"CUDA_VISIBLE_DEVICES)[ \t]*[= \t][ \t]*(\S*)",
     re.M,
 )
-# Calls that start JAX's backend, by qualified name: arrays, random keys, device queries.
+# Calls that start JAX's backend, by qualified name: arrays, random keys, device queries;
+# `jax.numpy`'s dtype helpers start nothing.
 _STARTING_NAMESPACES = ("jax.numpy.", "jax.random.")
+_STARTING_NOTHING = frozenset(
+    {
+        "jax.numpy.dtype",
+        "jax.numpy.issubdtype",
+        "jax.numpy.finfo",
+        "jax.numpy.iinfo",
+        "jax.numpy.result_type",
+        "jax.numpy.promote_types",
+        "jax.numpy.can_cast",
+    }
+)
 _STARTING_CALLS = frozenset(
     {
         "jax.devices",
@@ -68,21 +82,31 @@ def check(ctx: FileContext) -> Iterator[Finding]:
 def _invalid_values(ctx: FileContext, settings: Sequence[EnvSetting]) -> Iterator[Finding]:
     for setting in settings:
         text = setting.text
-        if not text:
-            continue  # computed, or empty, which jaxlib takes for unset
+        if text is None or (not text and setting.variable != ALLOCATOR):
+            continue  # computed, or empty, which jaxlib takes for unset (but for the allocator)
         message, fix = _value_problem(ctx, setting, text)
         if message is not None:
             yield ctx.finding(INVALID_SETTING, message, setting.value, fix)
     both = [s for s in settings if s.variable in _FRACTIONS and s.text != ""]
     for setting in both:
         if setting.variable == MEM_FRACTION and any(
-            other.variable == CLIENT_MEM_FRACTION and other.scope is setting.scope for other in both
+            other.variable == CLIENT_MEM_FRACTION
+            and other.scope is setting.scope
+            and not _apart(setting, other)
+            for other in both
         ):
             message = (
                 f"{MEM_FRACTION} is set together with {CLIENT_MEM_FRACTION}: jaxlib raises "
                 "ValueError when its GPU backend starts; keep one of them"
             )
             yield ctx.finding(INVALID_SETTING, message, setting.node, None)
+
+
+def _apart(one: EnvSetting, other: EnvSetting) -> bool:
+    """Whether two settings sit in branches of which at most one runs."""
+    if one.ancestry is None or other.ancestry is None:
+        return False
+    return exclusive_branches(one.ancestry, other.ancestry)
 
 
 def _value_problem(
@@ -151,7 +175,8 @@ def _first_start(ctx: FileContext) -> CallSite | None:
         for site in names.calls
         if site.scope is names.module_scope
         and any(
-            qualified in _STARTING_CALLS or qualified.startswith(_STARTING_NAMESPACES)
+            qualified in _STARTING_CALLS
+            or (qualified.startswith(_STARTING_NAMESPACES) and qualified not in _STARTING_NOTHING)
             for qualified in names.qualified_names(site.node.func, site.scope, site.order) or ()
         )
     ]
@@ -244,8 +269,8 @@ def _keeps_off(variable: str, value: str | None) -> bool:
         return False
     if variable == "CUDA_VISIBLE_DEVICES":
         return value.strip() in ("", "-1")
-    first = value.strip().lower().split(",")[0]
-    return first in ("cpu", "tpu")
+    platforms = [name.strip() for name in value.lower().split(",") if name.strip()]
+    return bool(platforms) and all(name in ("cpu", "tpu") for name in platforms)
 
 
 def _shares_the_gpu(ctx: FileContext, backend: KerasBackend) -> str | None:

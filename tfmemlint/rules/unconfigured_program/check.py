@@ -160,6 +160,11 @@ def _why_no_env_fix(ctx: FileContext, walk: _Walk, start: Start) -> str | None:
         )
     if start.top <= walk.import_top:
         return ": it starts before this import; set TF_FORCE_GPU_ALLOW_GROWTH=true before it"
+    if walk.early_start is not None:
+        return (
+            f": `{walk.early_start}`, imported before, may start it; set "
+            "TF_FORCE_GPU_ALLOW_GROWTH=true before that"
+        )
     if any(
         setting.variable == FORCE_GROWTH and not _configures_env(setting.variable, setting.text)
         for setting in process_wide(ctx).env
@@ -198,10 +203,18 @@ _KERAS_SESSION_STARTS = frozenset(
         "keras.backend.batch_get_value",
     }
 )
-# How a TF1 program hands Keras a session of its own: the session rules check that session.
+# How a TF1 program hands Keras a session of its own (the session rules check that session),
+# or makes one Keras uses as the default.
 _SESSION_METHODS = frozenset(
-    {"set_session", "managed_session", "prepare_or_wait_for_session", "prepare_session"}
+    {
+        "set_session",
+        "managed_session",
+        "prepare_or_wait_for_session",
+        "prepare_session",
+        "as_default",
+    }
 )
+_SESSION_WORDS = (b"Session",)
 
 
 def _keras_own_session(ctx: FileContext) -> Iterator[Finding]:
@@ -209,17 +222,22 @@ def _keras_own_session(ctx: FileContext) -> Iterator[Finding]:
     trains a model, in a program that makes no session of its own nor hands Keras one: Keras
     then makes its own, with no memory option."""
     names = ctx.names
+    project = names.project
     first: CallSite | None = None
+    uses_keras = False
     for site in names.calls:
         func = site.node.func
         api = names.api_of(func, site.scope, site.order)
-        if api in ENTRY_POINTS:
-            return  # a session of its own: the session rules judge it
+        if api in ENTRY_POINTS or (api or "").startswith("estimator."):
+            return  # a session of its own, or an Estimator's: the session rules judge it
         if isinstance(func, cst.Attribute) and func.attr.value in _SESSION_METHODS:
             return
+        uses_keras = uses_keras or (api or "").startswith("keras.")
         if first is None and (api in _KERAS_SESSION_STARTS or _keras_trains(ctx, site, api)):
             first = site
-    if first is None:
+        if project is not None and _project_session(ctx, site):
+            return  # a project helper that may make the session Keras uses
+    if first is None or not uses_keras:
         return
     anchor = next(
         (
@@ -245,6 +263,17 @@ def _keras_own_session(ctx: FileContext) -> Iterator[Finding]:
         yield ctx.finding(KERAS_SESSION, message, anchor.statement, None)
         return
     yield ctx.finding(KERAS_SESSION, message, anchor.statement, _growth_env_fix(ctx))
+
+
+def _project_session(ctx: FileContext, site: CallSite) -> bool:
+    """Whether the call goes into a project module that speaks of sessions."""
+    project = ctx.names.project
+    assert project is not None
+    for name in ctx.names.qualified_names(site.node.func, site.scope, site.order) or ():
+        path = project.module_of(name.rpartition(".")[0])
+        if path is not None and project.mentions(path, _SESSION_WORDS):
+            return True
+    return False
 
 
 def _keras_trains(ctx: FileContext, site: CallSite, api: str | None) -> bool:
