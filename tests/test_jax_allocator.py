@@ -321,3 +321,25 @@ def test_a_value_given_as_a_keyword_is_fixed() -> None:
     assert (
         fixed(source) == 'import os\n\nos.environ.update(XLA_PYTHON_CLIENT_PREALLOCATE="false")\n'
     )
+
+
+def test_tensorflow_with_its_gpus_hidden_shares_none() -> None:
+    hidden = "import tensorflow as tf\n\ntf.config.set_visible_devices([], 'GPU')\n" + JAX_ONLY
+    assert codes(hidden) == []
+    assert codes(hidden, settings=ALL_JAX) == ["TFM209"]
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        '    jax.config.update("jax_threefry_partitionable", False)\n    absltest.main()\n',
+        "    pytest.main([__file__])\n",
+    ],
+)
+def test_a_test_module_that_sets_up_its_run_is_no_program(guard: str) -> None:
+    source = (
+        "import jax\nimport pytest\nimport tensorflow as tf\nfrom absl.testing import absltest"
+        "\n\n\ndef test_it():\n    assert jax.numpy.ones(2).sum() == 2\n\n\n"
+        'if __name__ == "__main__":\n' + guard
+    )
+    assert codes(source, settings=ALL_JAX) == []

@@ -40,22 +40,23 @@ def is_main_guard(statement: cst.CSTNode) -> bool:
 
 
 def runs_tests(guard: cst.CSTNode) -> bool:
-    """A guard that only runs the module's tests (`tf.test.main()`): the module is a suite of
-    test cases, which pytest imports without it, not a program. By spelling, as the
-    pre-filter's `TEST_GUARD` tells it from the text."""
+    """A guard that ends by running the module's tests (`tf.test.main()`, `absltest.main()`,
+    `pytest.main([__file__])`), after simple statements that set them up (a JAX or TensorFlow
+    option): the module is a suite of test cases, which pytest imports without it, not a
+    program. By spelling; the pre-filter's `TEST_GUARD` tells the plainest of them from the
+    text."""
     if not isinstance(guard, cst.If) or guard.orelse is not None:
         return False
-    if not isinstance(guard.body, cst.IndentedBlock):
+    if not isinstance(guard.body, cst.IndentedBlock) or not guard.body.body:
         return False
-    return all(
-        isinstance(line, cst.SimpleStatementLine)
-        and all(
-            isinstance(small, cst.Expr)
-            and isinstance(small.value, cst.Call)
-            and dotted_name(small.value.func) in TEST_RUNNERS
-            for small in line.body
-        )
-        for line in guard.body.body
+    lines = guard.body.body
+    if not all(isinstance(line, cst.SimpleStatementLine) for line in lines):
+        return False
+    last = lines[-1].body[-1]  # type: ignore[attr-defined]
+    return (
+        isinstance(last, cst.Expr)
+        and isinstance(last.value, cst.Call)
+        and dotted_name(last.value.func) in (*TEST_RUNNERS, "pytest.main")
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tfmemlint.names import CallSite, ModuleNames
 from tfmemlint.rules import literals
 
 GROWTH = frozenset({"config.experimental.set_memory_growth"})
@@ -116,3 +117,13 @@ def growth_enabled(call: cst.Call) -> bool:
     """`set_memory_growth(device, True)`: growth turned on, as a literal."""
     enable = argument(call, 1, "enable")
     return enable is not None and literals.boolean(enable) is True
+
+
+def hides_all_gpus(names: ModuleNames, site: CallSite) -> bool:
+    """`tf.config.set_visible_devices([], "GPU")`, in either namespace."""
+    if names.api_of(site.node.func, site.scope, site.order) not in VISIBILITY:
+        return False
+    devices = argument(site.node, 0, "devices")
+    device_type = argument(site.node, 1, "device_type")
+    empty = isinstance(devices, (cst.List, cst.Tuple)) and not devices.elements
+    return empty and device_type is not None and literals.string(device_type) == "GPU"

@@ -19,7 +19,8 @@ _WHERE = (
     "runner (`absl.app.run`, `fire.Fire`, `typer.run`), a click or typer command, a script "
     "entry of pyproject.toml, or Keras training at module level; JAX is one of its imports "
     "(jax, flax, haiku, optax, equinox, objax, orbax, chex, jraph), or Keras on the JAX "
-    "backend, read as TFM206 reads it, and the module calls into it. Counted as configured: "
+    "backend, read as TFM206 reads it, and the module calls into it; a test module whose "
+    "`__main__` guard ends by running its tests is none. Counted as configured: "
     "any setting of `XLA_PYTHON_CLIENT_PREALLOCATE`, `XLA_PYTHON_CLIENT_MEM_FRACTION`, "
     "`XLA_CLIENT_MEM_FRACTION` or `XLA_PYTHON_CLIENT_ALLOCATOR` in the module (TFM210 checks "
     "its value) or in a notebook's `%env` line; a project module imported before JAX that "
@@ -47,9 +48,10 @@ SHARED_GPU_PREALLOCATION = Rule(
     summary="JAX preallocates 75 % of every GPU, in a program that shares it",
     doc=RuleDoc(
         what_it_does="Finds a program that starts JAX on the GPU with preallocation on, where "
-        "Keras runs on JAX, or where the same program also starts TensorFlow (it imports "
-        "TensorFlow or a library that starts it, such as tfds) or uses PyTorch on the GPU "
-        "(it imports torch and says `cuda`). " + _WHERE,
+        "Keras runs on JAX, or where the same program also starts TensorFlow with the GPUs "
+        "visible to it (it imports TensorFlow or a library that starts it, such as tfds, and "
+        "does not hide every GPU from it: TFM207's fix does) or uses PyTorch on the GPU (it "
+        "imports torch and says `cuda`). " + _WHERE,
         why=_SOURCE + "With no setting JAX reserves 75 % of each GPU's total memory at its "
         "first op. The framework that shares the process then runs out of memory, or fails "
         "with `CUBLAS_STATUS_NOT_INITIALIZED` (google/flax#445, "

@@ -28,6 +28,7 @@ from tfmemlint.rules.jax_allocator import (
     VARIABLES,
 )
 from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
+from tfmemlint.rules.runtime import hides_all_gpus
 
 # What jaxlib reads, in xla_client.py: preallocation is off for exactly these values; an
 # empty value is no value; the allocators it accepts (after `.lower()`).
@@ -274,7 +275,10 @@ def _keeps_off(variable: str, value: str | None) -> bool:
 
 
 def _shares_the_gpu(ctx: FileContext, backend: KerasBackend) -> str | None:
-    """Why the GPU JAX takes is shared within the program, if it is."""
+    """Why the GPU JAX takes is shared within the program, if it is. TensorFlow with every GPU
+    hidden from it (TFM207's fix, JAX's advice) shares none."""
+    names = ctx.names
+    tensorflow_hidden = any(hides_all_gpus(names, site) for site in names.calls)
     roots = set()
     for binding in ctx.names.module_body_imports():
         qualified = binding.qualified or ""
@@ -283,7 +287,7 @@ def _shares_the_gpu(ctx: FileContext, backend: KerasBackend) -> str | None:
         keras_on_tensorflow = (
             root in KERAS_IMPORTERS and backend.is_tensorflow and not backend.by_default
         )
-        if (
+        if not tensorflow_hidden and (
             root == "tensorflow"
             or starters.imports_tensorflow(qualified, ctx.text)
             or keras_on_tensorflow
@@ -307,11 +311,13 @@ def _fix(ctx: FileContext, anchor: Binding) -> Fix | None:
 
 
 def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
-    """True: what this family finds rests on the module's JAX imports and calls, its
-    allocator, platform and Keras settings, and whether it imports TensorFlow. Its own fixes
-    set a variable before the first import of JAX (the program then counts as configured, and
-    no start comes before it) or make a value one JAX reads as meant. The other families'
-    fixes add none of these: memory options, growth loops, hidden GPUs, and `import
-    tensorflow` only where a TensorFlow import was there already (TFM205 and TFM207 anchor on
-    one, or on a library or Keras on TensorFlow, each of which counts here as starting it)."""
-    return True
+    """Whether this family finds in the fixed text what it found here. What it finds rests on
+    the module's JAX imports and calls, its allocator, platform and Keras settings, whether it
+    imports TensorFlow, and whether it hides every GPU from it. Its own fixes set a variable
+    before the first import of JAX (the program then counts as configured, and no start comes
+    before it) or make a value one JAX reads as meant. The other families' fixes add memory
+    options, growth loops, and `import tensorflow` only where a TensorFlow import was there
+    already (TFM205 and TFM207 anchor on one, or on a library or Keras on TensorFlow, each of
+    which counts here as starting it); but TFM207's hiding of the GPUs turns TFM208's reason
+    away: then look again."""
+    return all(finding.code != "TFM207" for finding in fixed)

@@ -11,11 +11,11 @@ import libcst as cst
 from tfmemlint import fixes
 from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
-from tfmemlint.names import CallSite, ModuleNames, Scope
+from tfmemlint.names import CallSite, Scope
 from tfmemlint.rules import literals
 from tfmemlint.rules.environment import EnvSetting, env_settings
 from tfmemlint.rules.process_wide import INVALID_FORCE_GROWTH
-from tfmemlint.rules.runtime import VISIBILITY, argument
+from tfmemlint.rules.runtime import hides_all_gpus
 
 FORCE_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
 VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
@@ -63,16 +63,6 @@ def process_wide(ctx: FileContext) -> ProcessWide:
 
 def _mentions_env(text: str) -> bool:
     return FORCE_GROWTH in text or VISIBLE_DEVICES in text
-
-
-def hides_all_gpus(names: ModuleNames, site: CallSite) -> bool:
-    """`tf.config.set_visible_devices([], "GPU")`, in either namespace."""
-    if names.api_of(site.node.func, site.scope, site.order) not in VISIBILITY:
-        return False
-    devices = argument(site.node, 0, "devices")
-    device_type = argument(site.node, 1, "device_type")
-    empty = isinstance(devices, (cst.List, cst.Tuple)) and not devices.elements
-    return empty and device_type is not None and literals.string(device_type) == "GPU"
 
 
 def _stringified(value: cst.BaseExpression) -> cst.Call | None:

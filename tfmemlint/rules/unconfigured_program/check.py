@@ -25,14 +25,16 @@ from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backen
 from tfmemlint.rules.eager import FAMILY as EAGER
 from tfmemlint.rules.entry_points import entry_point, is_main_guard, runner, trains
 from tfmemlint.rules.process_wide import FAMILY as PROCESS_WIDE
-from tfmemlint.rules.process_wide.check import (
-    FORCE_GROWTH,
-    VISIBLE_DEVICES,
-    hides_all_gpus,
-    process_wide,
-)
+from tfmemlint.rules.process_wide.check import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
 from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
-from tfmemlint.rules.runtime import GROWTH, LIMIT, LIST_GPUS, argument, starts_runtime
+from tfmemlint.rules.runtime import (
+    GROWTH,
+    LIMIT,
+    LIST_GPUS,
+    argument,
+    hides_all_gpus,
+    starts_runtime,
+)
 from tfmemlint.rules.session_config.check import ENTRY_POINTS
 from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
 from tfmemlint.rules.unconfigured_program import (
