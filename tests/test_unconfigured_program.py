@@ -118,7 +118,7 @@ def test_entry_points_of_every_kind(source: str) -> None:
         'import tensorflow as tf\nif __name__ == "__main__":\n    tf.placeholder(tf.float32)\n    tf.ones([1])\n',
         # compat.v1 as the module's TensorFlow, building a graph (without one it runs
         # eagerly: tests/test_tensorflow_starts.py)
-        'import tensorflow.compat.v1 as tf\nx = tf.placeholder(tf.float32)\n'
+        "import tensorflow.compat.v1 as tf\nx = tf.placeholder(tf.float32)\n"
         'if __name__ == "__main__":\n    tf.ones([1])\n',
         'import tensorflow as tf\ntf.compat.v1.disable_eager_execution()\nif __name__ == "__main__":\n    tf.ones([1])\n',
         'import tensorflow as tf\nif __name__ == "__main__":\n    tf.ones([1])\n    s = tf.compat.v1.Session()\n',

@@ -77,6 +77,22 @@ TF2_UNOBSERVABLE_WITHOUT_GPU = {
     "project_tf2_configured/train_helper.py",
     "project_tf2_configured/train_imported.py",
     "project_tf2_scripts/run_train.py",
+    "tf2_fire_class.py",
+    "tf2_gradient_tape_loop.py",
+    "virtual_cpus.py",
+}
+VIRTUAL_CPUS = {
+    "api": "set_logical_device_configuration",
+    "allow_growth": None,
+    "per_process_gpu_memory_fraction": None,
+    "memory_limit_mb": None,
+    "source": "set_logical_device_configuration",
+}
+# JAX's allocator is judged only on a GPU: on a CPU the probe records what JAX read, before and
+# after the fix.
+JAX_UNOBSERVABLE_WITHOUT_GPU = {
+    "jax_preallocate_value.py": ("FALSE", "false"),
+    "keras3_on_jax.py": (None, "false"),
 }
 UNOBSERVED = "eager runtime started with default options: it preallocates"
 
@@ -93,7 +109,9 @@ def test_every_fixed_fixture_passes_with_its_settings_recorded(fixtures_verified
         if name in TF2_UNOBSERVABLE_WITHOUT_GPU:
             assert outcome["verdict"] == "fail", (name, outcome)
             assert outcome["reason"] == UNOBSERVED, (name, outcome)
-            assert outcome["memory_settings"] == []
+            # Virtual CPUs are a logical-device configuration with no GPU memory in it.
+            expected = [VIRTUAL_CPUS] if name == "virtual_cpus.py" else []
+            assert outcome["memory_settings"] == expected, name
             continue
         assert outcome["verdict"] == "pass", (name, outcome)
         assert outcome["memory_aware"] is True
@@ -152,6 +170,11 @@ def test_every_changed_before_script_is_not_memory_aware(fixtures_verified) -> N
         assert set(baseline) == RESULT_FIELDS
         if name in TF2_UNOBSERVABLE_WITHOUT_GPU:
             assert baseline["verdict"] == "fail", name
+            continue
+        if name in JAX_UNOBSERVABLE_WITHOUT_GPU:
+            before = baseline["jax_environment"]["XLA_PYTHON_CLIENT_PREALLOCATE"]
+            after = outcome["jax_environment"]["XLA_PYTHON_CLIENT_PREALLOCATE"]
+            assert (before, after) == JAX_UNOBSERVABLE_WITHOUT_GPU[name], name
             continue
         changed = _changed(name)
         assert baseline["memory_aware"] is not changed, name
