@@ -102,10 +102,14 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     if anchor is None:
         return  # no TensorFlow of its own, nor Keras on it, nor a library that starts it
     entry = entry_point(ctx)
-    if entry is None or _configures(ctx) or _runs_on_a_tpu(ctx):
+    if entry is None:
         return
     if _tf1_code(ctx):
-        yield from _keras_own_session(ctx)
+        # TF1 code: only TF1-era Keras's own session is this family's (TFM212).
+        if "keras" in ctx.text and not _configures(ctx) and not _runs_on_a_tpu(ctx):
+            yield from _keras_own_session(ctx)
+        return
+    if _configures(ctx) or _runs_on_a_tpu(ctx):
         return
     if _is_keras(anchor) and backend.by_default and _imported_roots(ctx) & _HOSTS:
         return  # Keras beside JAX or PyTorch, its backend left to the shell: likely theirs
@@ -237,10 +241,10 @@ def _keras_own_session(ctx: FileContext) -> Iterator[Finding]:
         uses_keras = uses_keras or (api or "").startswith("keras.")
         if first is None and (api in _KERAS_SESSION_STARTS or _keras_trains(ctx, site, api)):
             first = site
-        if project is not None and _project_session(ctx, site):
-            return  # a project helper that may make the session Keras uses
     if first is None or not uses_keras:
         return
+    if project is not None and any(_project_session(ctx, site) for site in names.calls):
+        return  # a project helper that may make the session Keras uses
     anchor = next(
         (
             binding
