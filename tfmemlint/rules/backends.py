@@ -8,12 +8,11 @@ configuration's `keras-backend` (for `keras.json` or the shell); otherwise Keras
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tfmemlint.names import Binding
-from tfmemlint.rules.environment import EnvSetting, env_settings
+from tfmemlint.rules.environment import EnvSetting, env_lines, env_settings
 
 if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
@@ -28,7 +27,6 @@ SET_IN_THE_MODULE = "set in the module"
 SET_BY_ENV_LINE = "set by `%env`"
 CONFIGURED = "configured"
 BY_DEFAULT = "Keras's default"
-_ENV_LINE = re.compile(r"^[ \t]*%(?:env|set_env)[ \t]+KERAS_BACKEND[ \t]*[= \t][ \t]*(\S+)", re.M)
 
 
 @dataclass(frozen=True)
@@ -92,9 +90,9 @@ def _read(
         values = {s.text.strip().lower() if s.text is not None else None for s in before}
         name = values.pop() if len(values) == 1 else None
         return KerasBackend(name, SET_IN_THE_MODULE, first, late)
-    magics = _ENV_LINE.findall(ctx.layout.set_aside)
+    magics = [value for _, value in env_lines(ctx.layout.set_aside, (KERAS_BACKEND,)) if value]
     if magics:
-        values = {value.strip("'\"").lower() for value in magics}
+        values = {value.lower() for value in magics}
         name = values.pop() if len(values) == 1 else None
         return KerasBackend(name, SET_BY_ENV_LINE, first, late)
     configured = ctx.policy.keras_backend

@@ -1,9 +1,11 @@
 """What a module writes into its own process environment (`os.environ[...] = ...`,
-`setdefault`, `update`, `os.putenv`), as literal settings the rules read: TensorFlow's
-variables, CUDA's and Keras's. Shared by the families; it reads only `names`."""
+`setdefault`, `update`, `os.putenv`, and a notebook's `%env` lines), as literal settings the
+rules read: TensorFlow's variables, CUDA's, Keras's and JAX's. Shared by the families; it reads
+only `names`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
@@ -11,6 +13,20 @@ import libcst as cst
 
 from tfmemlint.names import Ancestry, ModuleNames, Scope
 from tfmemlint.rules import literals
+
+# How a value that plainly means yes or no is spelled, whatever the variable reads exactly.
+MEANS_YES = frozenset({"true", "1", "yes", "y", "on"})
+MEANS_NO = frozenset({"false", "0", "no", "n", "off"})
+# `%env NAME=value`, `%env NAME value`, `%set_env ...`: IPython's lines, one per line.
+_ENV_LINE = re.compile(r"^[ \t]*%(?:env|set_env)[ \t]+(\w+)[ \t]*[= \t][ \t]*(\S*)", re.M)
+
+
+def env_lines(set_aside: str, wanted: Collection[str]) -> Iterator[tuple[str, str]]:
+    """(variable, value) of each `%env` line among a notebook's IPython lines that sets one of
+    the `wanted` variables, in order, its value unquoted."""
+    for variable, value in _ENV_LINE.findall(set_aside):
+        if variable in wanted:
+            yield variable, value.strip("'\"")
 
 
 @dataclass(frozen=True)

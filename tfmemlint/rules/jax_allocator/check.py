@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
@@ -15,7 +14,7 @@ from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
 from tfmemlint.rules.branches import exclusive_branches
 from tfmemlint.rules.entry_points import entry_point
-from tfmemlint.rules.environment import EnvSetting, env_settings
+from tfmemlint.rules.environment import MEANS_NO, EnvSetting, env_lines, env_settings
 from tfmemlint.rules.jax_allocator import (
     ALLOCATOR,
     CLIENT_MEM_FRACTION,
@@ -33,18 +32,12 @@ from tfmemlint.rules.runtime import hides_all_gpus
 # What jaxlib reads, in xla_client.py: preallocation is off for exactly these values; an
 # empty value is no value; the allocators it accepts (after `.lower()`).
 _OFF = frozenset({"false", "False", "0"})
-_MEANS_NO = frozenset({"false", "0", "no", "n", "off"})
 _ALLOCATORS = frozenset({"default", "platform", "bfc", "cuda_async", "vmm"})
 _FRACTIONS = (MEM_FRACTION, CLIENT_MEM_FRACTION)
 # What keeps JAX off the GPU: a platform list without one, or no GPU visible at all.
 # (`JAX_PLATFORM_NAME` only picks the default backend: JAX still starts CUDA's.)
 _PLATFORM_VARIABLES = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES")
 _PLATFORM_OPTIONS = frozenset({"jax_platforms"})
-_ENV_LINE = re.compile(
-    r"^[ \t]*%(?:env|set_env)[ \t]+(XLA_(?:PYTHON_)?CLIENT_\w+|JAX_PLATFORMS|"
-    r"CUDA_VISIBLE_DEVICES)[ \t]*[= \t][ \t]*(\S*)",
-    re.M,
-)
 # Calls that start JAX's backend, by qualified name: arrays, random keys, device queries;
 # `jax.numpy`'s dtype helpers start nothing.
 _STARTING_NAMESPACES = ("jax.numpy.", "jax.random.")
@@ -115,7 +108,7 @@ def _value_problem(
 ) -> tuple[str | None, Fix | None]:
     variable = setting.variable
     if variable == PREALLOCATE:
-        if text in _OFF or text.strip().lower() not in _MEANS_NO:
+        if text in _OFF or text.strip().lower() not in MEANS_NO:
             return None, None
         fix = None
         if isinstance(setting.value, cst.SimpleString):
@@ -231,7 +224,7 @@ def _configured(ctx: FileContext, settings: Sequence[EnvSetting], anchor: Bindin
     line, the configuration, or a project module imported before JAX that sets one."""
     if settings or not ctx.policy.jax_preallocate:
         return True
-    if any(name.startswith("XLA_") for name, _ in _ENV_LINE.findall(ctx.layout.set_aside)):
+    if any(env_lines(ctx.layout.set_aside, VARIABLES)):
         return True
     project = ctx.names.project
     if project is None:
@@ -251,8 +244,8 @@ def _off_the_gpu(ctx: FileContext) -> bool:
     for setting in env_settings(ctx.names, _PLATFORM_VARIABLES):
         if _keeps_off(setting.variable, setting.text):
             return True
-    for variable, value in _ENV_LINE.findall(ctx.layout.set_aside):
-        if _keeps_off(variable, value.strip("'\"")):
+    for variable, value in env_lines(ctx.layout.set_aside, _PLATFORM_VARIABLES):
+        if _keeps_off(variable, value):
             return True
     names = ctx.names
     for site in names.calls:

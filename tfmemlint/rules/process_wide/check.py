@@ -13,14 +13,12 @@ from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
 from tfmemlint.names import CallSite, Scope
 from tfmemlint.rules import literals
-from tfmemlint.rules.environment import EnvSetting, env_settings
+from tfmemlint.rules.environment import MEANS_NO, MEANS_YES, EnvSetting, env_settings
 from tfmemlint.rules.process_wide import INVALID_FORCE_GROWTH
 from tfmemlint.rules.runtime import hides_all_gpus
 
 FORCE_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
 VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
-_MEANS_YES = frozenset({"true", "1", "yes", "y", "on"})
-_MEANS_NO = frozenset({"false", "0", "no", "n", "off"})
 
 
 @dataclass(frozen=True)
@@ -97,7 +95,7 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         if setting.variable != FORCE_GROWTH or text is None or text in ("true", "false"):
             continue
         meant = text.strip().lower()
-        wanted = "true" if meant in _MEANS_YES else "false" if meant in _MEANS_NO else None
+        wanted = "true" if meant in MEANS_YES else "false" if meant in MEANS_NO else None
         message = (
             f'{FORCE_GROWTH}={text!r} is ignored: TensorFlow accepts exactly "true" or "false"'
         )

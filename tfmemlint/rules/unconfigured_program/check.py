@@ -183,7 +183,17 @@ def _growth_env_fix(ctx: FileContext) -> Fix | None:
     """`os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")` before the module body's
     first import of TensorFlow or Keras: TensorFlow's GPU allocator reads it, in TF1 and TF2
     alike, when it starts."""
-    first = next(
+    first = _first_tensorflow_or_keras_import(ctx)
+    edit = None if first is None else fixes.set_env_before(ctx, first, FORCE_GROWTH, "true")
+    if edit is None:
+        return None
+    return Fix(f"Set {FORCE_GROWTH}=true before TensorFlow is imported", (edit,))
+
+
+def _first_tensorflow_or_keras_import(ctx: FileContext) -> Binding | None:
+    """The module body's first import of TensorFlow or Keras: where TF_FORCE_GPU_ALLOW_GROWTH
+    must be set before."""
+    return next(
         (
             binding
             for binding in ctx.names.module_body_imports()
@@ -191,10 +201,6 @@ def _growth_env_fix(ctx: FileContext) -> Fix | None:
         ),
         None,
     )
-    edit = None if first is None else fixes.set_env_before(ctx, first, FORCE_GROWTH, "true")
-    if edit is None:
-        return None
-    return Fix(f"Set {FORCE_GROWTH}=true before TensorFlow is imported", (edit,))
 
 
 # Keras 2's calls that make its session (`get_session()`) and so start the allocator, beside the
@@ -245,14 +251,7 @@ def _keras_own_session(ctx: FileContext) -> Iterator[Finding]:
         return
     if project is not None and any(_project_session(ctx, site) for site in names.calls):
         return  # a project helper that may make the session Keras uses
-    anchor = next(
-        (
-            binding
-            for binding in names.module_body_imports()
-            if (binding.qualified or "").split(".")[0] in ("tensorflow", "keras")
-        ),
-        None,
-    )
+    anchor = _first_tensorflow_or_keras_import(ctx)
     if anchor is None or anchor.statement is None:
         return
     row = ctx.lines.location(ctx.span(first.node)[0]).row
