@@ -249,6 +249,17 @@ def test_a_setting_after_the_import_and_before_any_op_is_in_time() -> None:
     assert codes(source) == []
 
 
+def test_an_env_line_in_a_cell_after_jax_started_is_too_late(tmp_path: Path) -> None:
+    start = ["import jax\n", "key = jax.random.PRNGKey(0)\n"]
+    env = ["%env XLA_PYTHON_CLIENT_PREALLOCATE=false\n", "print(key)\n"]
+    late = run_cli("--no-cache", str(write_notebook(tmp_path / "late.ipynb", [start, env])))
+    assert late.returncode == 1
+    assert "late.ipynb:cell 2:1:1: TFM211 XLA_PYTHON_CLIENT_PREALLOCATE is set after" in late.stdout
+    assert "`jax.random.PRNGKey(...)` (cell 1, line 2) started JAX's backend" in late.stdout
+    in_time = write_notebook(tmp_path / "in_time.ipynb", [env[:1], start, env[1:]])
+    assert run_cli("--no-cache", str(in_time)).returncode == 0
+
+
 # -- the programs, run -----------------------------------------------------------------------------
 def test_fixed_jax_programs_run_and_jax_reads_the_setting(tmp_path: Path) -> None:
     pytest.importorskip("jax")

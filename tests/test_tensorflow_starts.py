@@ -155,6 +155,32 @@ def test_a_backend_set_after_keras_is_reported() -> None:
     assert codes(source.replace("import keras", "import keras_hub")) == ["TFM206"]
 
 
+def test_a_notebook_env_line_after_keras_is_reported_and_chooses_nothing(tmp_path: Path) -> None:
+    keras_cell = ["import keras\n", "import numpy as np\n"]
+    env_cell = ["%env KERAS_BACKEND=jax\n", "m = keras.Sequential([keras.layers.Dense(1)])\n"]
+    fit_cell = ["m.fit(np.zeros((2, 1)), np.zeros((2, 1)))"]
+    late = write_notebook(tmp_path / "late.ipynb", [keras_cell, env_cell, fit_cell])
+    result = run_cli("--no-cache", "--output-format", "json", str(late))
+    by_code = {f["code"]: f for f in json.loads(result.stdout)}
+    assert sorted(by_code) == ["TFM205", "TFM206"]  # Keras runs on TensorFlow, its default
+    assert by_code["TFM206"]["location"] == {"row": 1, "column": 1}
+    assert by_code["TFM206"]["cell"] == 2
+    assert "KERAS_BACKEND is set only after Keras is imported" in by_code["TFM205"]["message"]
+    assert "after `import keras` (cell 1, line 1)" in by_code["TFM206"]["message"]
+    # above the import, in the same cell or an earlier one, it chooses the backend
+    early = [["%env KERAS_BACKEND=jax\n", *keras_cell], env_cell[1:], fit_cell]
+    assert (
+        "TFM20"
+        not in run_cli(
+            "--no-cache", "--ignore", "TFM208", str(write_notebook(tmp_path / "early.ipynb", early))
+        ).stdout
+    )
+    # the backend Keras already runs on, set again: nothing changes
+    again = [keras_cell, ["%env KERAS_BACKEND=tensorflow\n", *env_cell[1:]], fit_cell]
+    again_result = run_cli("--no-cache", str(write_notebook(tmp_path / "again.ipynb", again)))
+    assert "TFM206" not in again_result.stdout and "TFM205" in again_result.stdout
+
+
 def test_keras_really_ignores_a_backend_set_after_its_import(tmp_path: Path) -> None:
     """What TFM206 rests on, seen in a real process."""
     script = tmp_path / "late.py"

@@ -127,6 +127,11 @@ class FileContext:
         where, end_where = self.lines.location(start), self.lines.location(end)
         return Edit(start, end, content, where, end_where, key)
 
+    def indented_start(self, row: int) -> int:
+        """The offset of the row's first character after its indentation."""
+        line = self.lines.line(row)
+        return self.lines.offset(row, len(line) - len(line.lstrip()))
+
     def finding_at(self, rule: Rule, message: str, offset: int) -> Finding:
         """A finding with no extent and no fix, such as a file diagnostic."""
         where = self.lines.location(offset)

@@ -92,6 +92,8 @@ class Layout(NamedTuple):
     # The text of what the checked text stands in for and does not hold: a notebook's IPython
     # lines (`%env CUDA_VISIBLE_DEVICES=1`), one per line.
     set_aside: str = ""
+    # The row of the checked text that stands in for each line of `set_aside`, in order.
+    set_aside_rows: tuple[int, ...] = ()
 
 
 FILE = Layout()

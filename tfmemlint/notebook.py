@@ -151,8 +151,14 @@ class Notebook:
             cell, cell_row = origin[row] if row < len(origin) else (0, 0)
             return f"cell {cell}, line {cell_row}" if cell else f"line {row}"
 
-        magics = [line for cell in self.cells for line in _magic_lines(cell.source)]
-        return Layout(BOUNDARY, place, "\n".join(magics))
+        row_of = {where: row for row, where in enumerate(origin) if where[0]}
+        magics = []
+        rows = []
+        for cell in self.cells:
+            for cell_row, line in _magic_lines(cell.source):
+                magics.append(line)
+                rows.append(row_of[cell.number, cell_row])
+        return Layout(BOUNDARY, place, "\n".join(magics), tuple(rows))
 
     def with_module(self, fixed: str) -> str:
         """The notebook's text with each code cell's source replaced by its part of `fixed`,
@@ -210,12 +216,13 @@ def _cell_magic(lines: list[str]) -> bool:
     return bool(lines) and lines[0].lstrip().startswith("%%")
 
 
-def _magic_lines(source: str) -> list[str]:
-    """A cell's IPython lines, in order (every line, for a cell magic)."""
+def _magic_lines(source: str) -> list[tuple[int, str]]:
+    """A cell's IPython lines with their 1-based rows, in order (every line, for a cell
+    magic)."""
     lines = source.split("\n")
     if _cell_magic(lines):
-        return lines
-    return [lines[row - 1] for row in sorted(_magic_rows(source))]
+        return list(enumerate(lines, 1))
+    return [(row, lines[row - 1]) for row in sorted(_magic_rows(source))]
 
 
 def _continues(line: str) -> bool:
@@ -230,7 +237,7 @@ def _restore_magics(original: str, fixed: str) -> str:
     magics = _magic_lines(original)
     if not magics:
         return fixed
-    pending = iter(magics)
+    pending = (line for _, line in magics)
     restored = [
         next(pending) if line.strip() in (_PLACEHOLDER, _CONTINUED) else line
         for line in fixed.split("\n")

@@ -2,7 +2,8 @@
 (keras/src/backend/config.py): `KERAS_BACKEND`, else `keras.json`, else "tensorflow".
 
 In order: a literal `os.environ["KERAS_BACKEND"]` (or `setdefault`, `update`) set in the module
-before its first import of Keras; in a notebook, a `%env KERAS_BACKEND=...` line; the
+before its first import of Keras; in a notebook, a `%env KERAS_BACKEND=...` line above
+that import; the
 configuration's `keras-backend` (for `keras.json` or the shell); otherwise Keras's default.
 """
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tfmemlint.names import Binding
-from tfmemlint.rules.environment import EnvSetting, env_lines, env_settings
+from tfmemlint.rules.environment import EnvLine, EnvSetting, env_lines, env_settings
 
 if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
@@ -37,6 +38,8 @@ class KerasBackend:
     keras_import: Binding | None
     # Settings made in the module body after that import, which Keras never reads.
     late: tuple[EnvSetting, ...]
+    # A notebook's `%env` lines in cells after that import, which Keras never reads either.
+    late_lines: tuple[EnvLine, ...] = ()
 
     @property
     def is_tensorflow(self) -> bool:
@@ -71,31 +74,45 @@ def keras_backend(ctx: FileContext) -> KerasBackend:
     late = tuple(
         s for s in settings if s.scope is module_scope and limit is not None and s.order > limit
     )
-    result = _read(ctx, first, settings, before, late)
+    early_lines: list[EnvLine] = []
+    late_lines: list[EnvLine] = []
+    lines = list(env_lines(ctx.layout, (KERAS_BACKEND,)))
+    import_row = _row(ctx, first) if lines else None
+    for line in lines:
+        is_late = import_row is not None and line.row is not None and line.row > import_row
+        (late_lines if is_late else early_lines).append(line)
+    name, how = _read(ctx, settings, before, early_lines)
+    result = KerasBackend(name, how, first, late, tuple(late_lines))
     ctx.cache["keras_backend"] = result
     return result
 
 
+def _row(ctx: FileContext, binding: Binding | None) -> int | None:
+    if binding is None or binding.statement is None:
+        return None
+    return ctx.lines.location(ctx.span(binding.statement)[0]).row
+
+
 def _read(
     ctx: FileContext,
-    first: Binding | None,
     settings: tuple[EnvSetting, ...],
     before: list[EnvSetting],
-    late: tuple[EnvSetting, ...],
-) -> KerasBackend:
+    early_lines: list[EnvLine],
+) -> tuple[str | None, str]:
+    """The backend Keras read at its first import, and how it was told."""
     if any(s.scope is not ctx.names.module_scope for s in settings):
         # Set in a function: when it runs, and so what Keras read, is the program's secret.
-        return KerasBackend(None, SET_IN_A_FUNCTION, first, late)
+        return None, SET_IN_A_FUNCTION
     if before:
         values = {s.text.strip().lower() if s.text is not None else None for s in before}
         name = values.pop() if len(values) == 1 else None
-        return KerasBackend(name, SET_IN_THE_MODULE, first, late)
-    magics = [value for _, value in env_lines(ctx.layout.set_aside, (KERAS_BACKEND,)) if value]
+        return name, SET_IN_THE_MODULE
+    magics = [line.value for line in early_lines if line.value]
     if magics:
         values = {value.lower() for value in magics}
         name = values.pop() if len(values) == 1 else None
-        return KerasBackend(name, SET_BY_ENV_LINE, first, late)
+        return name, SET_BY_ENV_LINE
     configured = ctx.policy.keras_backend
     if configured is not None:
-        return KerasBackend(configured, CONFIGURED, first, late)
-    return KerasBackend(DEFAULT, BY_DEFAULT, first, late)
+        return configured, CONFIGURED
+    return DEFAULT, BY_DEFAULT

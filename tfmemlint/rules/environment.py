@@ -6,11 +6,13 @@ only `names`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import libcst as cst
 
+from tfmemlint.model import Layout
 from tfmemlint.names import Ancestry, ModuleNames, Scope
 from tfmemlint.rules import literals
 
@@ -18,15 +20,26 @@ from tfmemlint.rules import literals
 MEANS_YES = frozenset({"true", "1", "yes", "y", "on"})
 MEANS_NO = frozenset({"false", "0", "no", "n", "off"})
 # `%env NAME=value`, `%env NAME value`, `%set_env ...`: IPython's lines, one per line.
-_ENV_LINE = re.compile(r"^[ \t]*%(?:env|set_env)[ \t]+(\w+)[ \t]*[= \t][ \t]*(\S*)", re.M)
+_ENV_LINE = re.compile(r"^[ \t]*%(?:env|set_env)[ \t]+(\w+)[ \t]*[= \t][ \t]*(\S*)")
 
 
-def env_lines(set_aside: str, wanted: Collection[str]) -> Iterator[tuple[str, str]]:
-    """(variable, value) of each `%env` line among a notebook's IPython lines that sets one of
-    the `wanted` variables, in order, its value unquoted."""
-    for variable, value in _ENV_LINE.findall(set_aside):
-        if variable in wanted:
-            yield variable, value.strip("'\"")
+class EnvLine(NamedTuple):
+    variable: str
+    value: str  # unquoted
+    row: int | None  # the row of the checked text that stands in for the line (None: unknown)
+
+
+def env_lines(layout: Layout, wanted: Collection[str]) -> Iterator[EnvLine]:
+    """Each `%env` line among a notebook's IPython lines that sets one of the `wanted`
+    variables, in order."""
+    lines = layout.set_aside.split("\n") if layout.set_aside else []
+    rows: Sequence[int | None] = layout.set_aside_rows
+    if len(rows) != len(lines):
+        rows = [None] * len(lines)
+    for line, row in zip(lines, rows, strict=True):
+        match = _ENV_LINE.match(line)
+        if match is not None and match[1] in wanted:
+            yield EnvLine(match[1], match[2].strip("'\""), row)
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,8 @@ CONFIGURED_AFTER_START = Rule(
         "at module level that starts JAX's backend: a `jax.numpy` call (not its dtype helpers, "
         "such as `jnp.issubdtype`) or a `jax.random` call, "
         "`jax.devices`, `jax.local_devices`, `jax.device_count`, `jax.device_put`, "
-        "`jax.default_backend` (in a notebook, in a later cell). An import of JAX starts "
+        "`jax.default_backend` (in a notebook, in a later cell, where a `%env` line counts "
+        "too). An import of JAX starts "
         "nothing: a setting after `import jax` and before the first op is in time.",
         why=_SOURCE + "Set after the backend started, the variable changes nothing: the "
         "75 % is already reserved.",

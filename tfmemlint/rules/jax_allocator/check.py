@@ -145,20 +145,29 @@ def _value_problem(
 def _set_after_start(ctx: FileContext, settings: Sequence[EnvSetting]) -> Iterator[Finding]:
     module = ctx.names.module_scope
     late = [s for s in settings if s.scope is module]
-    if not late:
+    # a notebook's `%env` lines, in the cells after the start
+    lines = [line for line in env_lines(ctx.layout, VARIABLES) if line.row is not None]
+    if not late and not lines:
         return
     start = _first_start(ctx)
     if start is None:
         return
     row = ctx.lines.location(ctx.span(start.node)[0]).row
+
+    def message(variable: str) -> str:
+        return (
+            f"{variable} is set after `{ctx.code(start.node.func)}(...)` ({ctx.place(row)}) "
+            "started JAX's backend, which read its allocator's settings once, there: this one "
+            "has no effect"
+        )
+
     for setting in late:
         if setting.order > start.order:
-            message = (
-                f"{setting.variable} is set after `{ctx.code(start.node.func)}(...)` "
-                f"({ctx.place(row)}) started JAX's backend, which read its allocator's "
-                "settings once, there: this one has no effect"
-            )
-            yield ctx.finding(CONFIGURED_AFTER_START, message, setting.node, None)
+            yield ctx.finding(CONFIGURED_AFTER_START, message(setting.variable), setting.node, None)
+    for line in lines:
+        if line.row is not None and line.row > row:
+            where = ctx.indented_start(line.row)
+            yield ctx.finding_at(CONFIGURED_AFTER_START, message(line.variable), where)
 
 
 def _first_start(ctx: FileContext) -> CallSite | None:
@@ -224,7 +233,7 @@ def _configured(ctx: FileContext, settings: Sequence[EnvSetting], anchor: Bindin
     line, the configuration, or a project module imported before JAX that sets one."""
     if settings or not ctx.policy.jax_preallocate:
         return True
-    if any(env_lines(ctx.layout.set_aside, VARIABLES)):
+    if any(env_lines(ctx.layout, VARIABLES)):
         return True
     project = ctx.names.project
     if project is None:
@@ -244,7 +253,7 @@ def _off_the_gpu(ctx: FileContext) -> bool:
     for setting in env_settings(ctx.names, _PLATFORM_VARIABLES):
         if _keeps_off(setting.variable, setting.text):
             return True
-    for variable, value in env_lines(ctx.layout.set_aside, _PLATFORM_VARIABLES):
+    for variable, value, _ in env_lines(ctx.layout, _PLATFORM_VARIABLES):
         if _keeps_off(variable, value):
             return True
     names = ctx.names

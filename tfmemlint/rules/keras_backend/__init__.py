@@ -16,7 +16,8 @@ BACKEND_SET_TOO_LATE = Rule(
         "`os.environ[...] =`, `os.environ.setdefault`, `os.environ.update` or `os.putenv`) "
         "after the module imported Keras, or a package that imports it (keras-hub, "
         "keras-nlp, keras-cv, keras-tuner): in a script, further down; in a notebook, in a "
-        "later cell. A later setting to the backend Keras already runs on is not reported.",
+        "later cell, a `%env KERAS_BACKEND=...` line among them. A later setting to the "
+        "backend Keras already runs on is not reported.",
         why="Keras 3 reads its backend once, when it is imported (keras/src/backend/config.py; "
         "keras-team/keras-core#749, keras-team/keras#19423). Set afterwards, the variable "
         "changes nothing: the program silently runs on TensorFlow, Keras's default, whose "

@@ -22,15 +22,22 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         if backend.name is not None
         else "it runs on the backend Keras read then"
     )
+    message = (
+        f"{KERAS_BACKEND} is set after `{imported}` ({ctx.place(row)}), and Keras read "
+        f"its backend once, there: this setting has no effect, and {runs_on}"
+    )
     for setting in backend.late:
-        text = setting.text
-        if text is not None and text.strip().lower() == backend.name:
-            continue  # the backend Keras already runs on: nothing changes
-        message = (
-            f"{KERAS_BACKEND} is set after `{imported}` ({ctx.place(row)}), and Keras read "
-            f"its backend once, there: this setting has no effect, and {runs_on}"
-        )
-        yield ctx.finding(BACKEND_SET_TOO_LATE, message, setting.node, None)
+        if not _same(setting.text, backend.name):
+            yield ctx.finding(BACKEND_SET_TOO_LATE, message, setting.node, None)
+    for line in backend.late_lines:
+        if line.row is not None and not _same(line.value, backend.name):
+            # the row holds a placeholder, indented as the line was
+            yield ctx.finding_at(BACKEND_SET_TOO_LATE, message, ctx.indented_start(line.row))
+
+
+def _same(value: str | None, backend: str | None) -> bool:
+    """The backend Keras already runs on: setting it again changes nothing."""
+    return value is not None and value.strip().lower() == backend
 
 
 def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:

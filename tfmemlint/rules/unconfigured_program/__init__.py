@@ -57,7 +57,8 @@ UNCONFIGURED_PROGRAM = Rule(
         "preprocessing layers on every backend (`tfmemlint/rules/starters.py` lists each "
         "with its source). Keras's backend is read as Keras reads it: "
         "`os.environ['KERAS_BACKEND']` set before `import keras`, a notebook's "
-        "`%env KERAS_BACKEND=...`, the configuration's `keras-backend`, else `tensorflow`, "
+        "`%env KERAS_BACKEND=...` in a cell above that import, the configuration's "
+        "`keras-backend`, else `tensorflow`, "
         "Keras's default, which the message then says. A program that computes with JAX or "
         "PyTorch and uses TensorFlow only around it is TFM207's. On by default "
         "since 0.2.0 (before, it was opt-in and looked only at `__main__` scripts).",

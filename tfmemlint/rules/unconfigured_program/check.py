@@ -139,7 +139,12 @@ def check(ctx: FileContext) -> Iterator[Finding]:
             "reserves nearly all of every GPU"
         )
     if _is_keras(anchor) and backend.by_default:
-        message += " (Keras runs on TensorFlow, its default backend: no KERAS_BACKEND is set)"
+        told = (
+            "KERAS_BACKEND is set only after Keras is imported"
+            if backend.late or backend.late_lines
+            else "no KERAS_BACKEND is set"
+        )
+        message += f" (Keras runs on TensorFlow, its default backend: {told})"
     assert anchor.statement is not None
     if _is_keras(anchor) and not any(word in ctx.text for word in _KERAS3_WORDS):
         # Keras 2 ran on TensorFlow 1 too, which has no `tf.config.list_physical_devices`.
