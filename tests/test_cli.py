@@ -90,7 +90,7 @@ def test_json_shape(write) -> None:
     assert first["filename"] == str(path.resolve())
     assert first["location"] == {"row": 2, "column": 8}
     assert first["end_location"] == {"row": 2, "column": 20}
-    assert first["url"] is None
+    assert first["url"] == "https://tfmemlint.github.io/tfmemlint/rules/tfm101/"
     assert first["fix"]["applicability"] == "safe"
     assert first["fix"]["message"].startswith("Pass `config=")
     [edit] = first["fix"]["edits"]

@@ -471,6 +471,5 @@ def _finding(plain: dict[str, Any], path: str) -> Finding:
             ),
             fix["applicability"],
         ),
-        url=plain["url"],
         cell=plain["cell"],
     )

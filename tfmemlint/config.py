@@ -16,10 +16,124 @@ OWN_FILE = "tfmemlint.toml"
 PYPROJECT = "pyproject.toml"
 SECTION = "[tool.tfmemlint]"
 
-_LISTS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
-_STRINGS = ("policy", "guest-policy", "keras-backend", "output-format", "cache-dir")
-_BOOLEANS = ("respect-gitignore", "force-exclude", "jax-preallocate")
-KEYS = frozenset({*_LISTS, *_STRINGS, *_BOOLEANS, "per-file-ignores"})
+LIST = "list of strings"
+STRING = "string"
+BOOLEAN = "boolean"
+TABLE = "table of lists"
+
+
+class Setting(NamedTuple):
+    """One key of the configuration, as the documentation's reference lists it."""
+
+    key: str
+    kind: str  # LIST, STRING, BOOLEAN or TABLE
+    default: str  # as the reference says it
+    flag: str | None  # the option of `tfmemlint check` that sets it too (and wins)
+    meaning: str
+
+
+SETTINGS = (
+    Setting(
+        "select",
+        LIST,
+        "the rules on by default",
+        "--select",
+        "Codes or prefixes of the rules to run, replacing the default selection.",
+    ),
+    Setting(
+        "extend-select",
+        LIST,
+        "[]",
+        "--extend-select",
+        "Codes or prefixes to run on top of the selection, such as the opt-in TFM190 and TFM209.",
+    ),
+    Setting("ignore", LIST, "[]", "--ignore", "Codes or prefixes not to run."),
+    Setting(
+        "per-file-ignores",
+        TABLE,
+        "{}",
+        None,
+        "Globs (relative to the configuration file's folder, or bare names) mapped to the "
+        'codes ignored in the files they match: `"tests/*" = ["TFM1"]`.',
+    ),
+    Setting(
+        "exclude",
+        LIST,
+        "the built-in folders",
+        None,
+        "Globs of paths that folder walks leave out, replacing the built-in folders (hidden "
+        "folders, virtualenvs, `build`, `dist`, `node_modules`, `site-packages`, "
+        "`__pycache__`).",
+    ),
+    Setting("extend-exclude", LIST, "[]", None, "Globs left out on top of `exclude`."),
+    Setting(
+        "respect-gitignore",
+        BOOLEAN,
+        "true",
+        "--respect-gitignore",
+        "Whether folder walks leave out the files git ignores.",
+    ),
+    Setting(
+        "force-exclude",
+        BOOLEAN,
+        "false",
+        "--force-exclude",
+        "Leave out excluded paths even when they are named on the command line, as pre-commit "
+        "names every changed file.",
+    ),
+    Setting(
+        "policy",
+        STRING,
+        '"growth"',
+        "--policy",
+        'What a fix adds: `"growth"` (memory growth) or `"fraction=F"` (a per-process '
+        "fraction of the GPU, F in (0, 1]).",
+    ),
+    Setting(
+        "guest-policy",
+        STRING,
+        '"hide"',
+        "--guest-policy",
+        "What a fix adds where TensorFlow is a guest in a JAX or PyTorch program (TFM207): "
+        '`"hide"` hides every GPU from TensorFlow, `"growth"` applies `policy`.',
+    ),
+    Setting(
+        "keras-backend",
+        STRING,
+        "none (Keras's default, tensorflow)",
+        None,
+        "The backend that `keras.json` or the shell gives Keras, where the code does not set "
+        "`KERAS_BACKEND`: tensorflow, jax, torch, numpy or openvino.",
+    ),
+    Setting(
+        "jax-preallocate",
+        BOOLEAN,
+        "true",
+        None,
+        "`false`: the shell or a job script sets `XLA_PYTHON_CLIENT_*`, so JAX's "
+        "preallocation rules (TFM208, TFM209) have nothing to report.",
+    ),
+    Setting(
+        "output-format",
+        STRING,
+        '"text"',
+        "--output-format",
+        "text, concise, json, json-lines, github, sarif or junit "
+        "(`TFMEMLINT_OUTPUT_FORMAT` sets it too).",
+    ),
+    Setting(
+        "cache-dir",
+        STRING,
+        '".tfmemlint_cache"',
+        "--cache-dir",
+        "Where the cache lives, relative to the configuration file (`TFMEMLINT_CACHE_DIR` "
+        "sets it too).",
+    ),
+)
+_LISTS = tuple(s.key for s in SETTINGS if s.kind == LIST)
+_STRINGS = tuple(s.key for s in SETTINGS if s.kind == STRING)
+_BOOLEANS = tuple(s.key for s in SETTINGS if s.kind == BOOLEAN)
+KEYS = frozenset(s.key for s in SETTINGS)
 
 
 class ConfigError(ValueError):

@@ -1,7 +1,9 @@
-"""Renders the rule pages (which live beside each rule) as the README's rule section.
+"""Renders the pages that are generated from the code: each rule's page (which lives beside the
+rule), the rule index, and the configuration reference. The documentation site builds them
+(`docs/hooks.py`); `tfmemlint rule` prints the same rule pages.
 
-`python -m tfmemlint.docs` rewrites the part of README.md between the rule markers; a test keeps
-the two in step.
+`python -m tfmemlint.docs` rewrites the README's short rule table, between the rule markers; a
+test keeps the two in step.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tfmemlint.config import SETTINGS
 from tfmemlint.model import Rule
 from tfmemlint.rules import ALL_RULES
 
@@ -20,19 +23,63 @@ def _code_block(text: str) -> str:
     return f"```python\n{text}\n```"
 
 
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
 def render_rules() -> str:
+    """The README's rule table: each code links to its page on the site."""
+    rows = ["| code | name | fix | on by default | summary |", "|---|---|---|---|---|"]
+    for rule in ALL_RULES:
+        rows.append(
+            f"| [{rule.code}]({rule.url}) | {rule.name} | {_yes(rule.fixable)} "
+            f"| {_yes(rule.enabled_by_default)} | {rule.summary} |"
+        )
+    return "\n".join(rows)
+
+
+def rule_page_path(rule: Rule) -> str:
+    """Where the rule's page sits in the site's sources: its URL follows from it."""
+    return f"rules/{rule.code.lower()}.md"
+
+
+def render_rule_index() -> str:
+    """The site's rule index: every rule, with a link to its page."""
     rows = [
-        "| code | name | level | fix | on by default | summary |",
+        "| code | name | what it finds | level | fix | on by default |",
         "|---|---|---|---|---|---|",
     ]
     for rule in ALL_RULES:
+        page = rule_page_path(rule).removeprefix("rules/")
         rows.append(
-            f"| {rule.code} | {rule.name} | {rule.level} | {'yes' if rule.fixable else 'no'} "
-            f"| {'yes' if rule.enabled_by_default else 'no'} | {rule.summary} |"
+            f"| [{rule.code}]({page}) | {rule.name} | {rule.summary} | {rule.level} "
+            f"| {_yes(rule.fixable)} | {_yes(rule.enabled_by_default)} |"
         )
-    sections = ["\n".join(rows)]
-    sections += [f"### {render_rule(rule)}" for rule in ALL_RULES]
-    return "\n\n".join(sections)
+    return "\n".join(rows)
+
+
+def render_rule_page(rule: Rule) -> str:
+    """One rule's page on the site: the text `tfmemlint rule` prints, under its facts."""
+    facts = (
+        f"| level | fix | on by default |\n|---|---|---|\n"
+        f"| {rule.level} | {_yes(rule.fixable)} | {_yes(rule.enabled_by_default)} |"
+    )
+    title, body = render_rule(rule).split("\n\n", 1)
+    return f"# {title}\n\n*{rule.summary}.*\n\n{facts}\n\n{body}\n"
+
+
+def render_settings() -> str:
+    """The configuration reference, from the settings `config` reads."""
+    rows = [
+        "| key | type | default | option | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for setting in SETTINGS:
+        flag = f"`{setting.flag}`" if setting.flag else "none"
+        rows.append(
+            f"| `{setting.key}` | {setting.kind} | {setting.default} | {flag} | {setting.meaning} |"
+        )
+    return "\n".join(rows)
 
 
 def render_rule(rule: Rule) -> str:

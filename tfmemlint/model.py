@@ -54,7 +54,6 @@ class Finding(NamedTuple):
     location: Location
     end_location: Location
     fix: Fix | None = None
-    url: str | None = None
     cell: int | None = None  # in a notebook: the cell the location's row belongs to
 
 
@@ -72,6 +71,10 @@ class RuleDoc(NamedTuple):
 
 Level = Literal["error", "warning", "info"]
 
+# The documentation site; every link to a rule's page is built from it (mkdocs.yml's `site_url`
+# must match, and a test checks that it does).
+DOCS_URL = "https://tfmemlint.github.io/tfmemlint/"
+
 
 class Rule(NamedTuple):
     code: str
@@ -81,6 +84,11 @@ class Rule(NamedTuple):
     enabled_by_default: bool = True
     fixable: bool = True
     level: Level = "error"
+
+    @property
+    def url(self) -> str:
+        """The rule's page on the documentation site: a stable address, by code."""
+        return f"{DOCS_URL}rules/{self.code.lower()}/"
 
 
 class Layout(NamedTuple):

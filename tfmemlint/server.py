@@ -174,7 +174,6 @@ class TfmemlintServer(LanguageServer):
         )
 
     def _diagnostic(self, finding: Finding, lines: LineIndex) -> types.Diagnostic:
-        from tfmemlint.report.machine import rule_url
         from tfmemlint.rules import RULES_BY_CODE
 
         rule = RULES_BY_CODE.get(finding.code)
@@ -183,7 +182,7 @@ class TfmemlintServer(LanguageServer):
             message=finding.message,
             severity=_SEVERITY[rule.level if rule else "error"],
             code=finding.code,
-            code_description=types.CodeDescription(href=rule_url(finding.code)) if rule else None,
+            code_description=types.CodeDescription(href=rule.url) if rule else None,
             source="tfmemlint",
         )
 
@@ -526,7 +525,6 @@ def _fix_all(ls: TfmemlintServer, uri: str, checked: _Checked) -> list[types.Cod
 
 def _hover(ls: TfmemlintServer, params: types.HoverParams) -> types.Hover | None:
     from tfmemlint.docs import render_rule
-    from tfmemlint.report.machine import rule_url
     from tfmemlint.rules import RULES_BY_CODE
 
     checked = ls.latest(params.text_document.uri)
@@ -540,7 +538,7 @@ def _hover(ls: TfmemlintServer, params: types.HoverParams) -> types.Hover | None
         if rule is not None and finding.location <= at < finding.end_location:
             page = render_rule(rule)
             if page not in pages:
-                pages.append(f"{page}\n\n[{rule.code} on the web]({rule_url(rule.code)})")
+                pages.append(f"{page}\n\n[{rule.code} on the web]({rule.url})")
     if not pages:
         return None
     return types.Hover(

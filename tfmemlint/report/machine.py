@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from tfmemlint import __version__
-from tfmemlint.model import FileResult, Finding, Location
+from tfmemlint.model import DOCS_URL, FileResult, Finding, Location
 from tfmemlint.rules import ALL_RULES, RULES_BY_CODE
 
 
@@ -39,7 +39,7 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
         "location": _location(finding.location),
         "end_location": _location(finding.end_location),
         "fix": fix,
-        "url": finding.url,
+        "url": rule.url if (rule := RULES_BY_CODE.get(finding.code)) else None,
         "cell": finding.cell,
     }
 
@@ -105,7 +105,7 @@ def sarif_document(results: Sequence[FileResult]) -> dict[str, Any]:
                     f"**In files that need recovery.** {rule.doc.recovery}"
                 ),
             },
-            "helpUri": rule_url(rule.code),
+            "helpUri": rule.url,
             "defaultConfiguration": {"level": _SARIF_LEVELS[rule.level]},
         }
         for rule in ALL_RULES
@@ -201,12 +201,3 @@ def write_junit(results: Sequence[FileResult], out: IO[str]) -> None:
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(tree.tostring(root, encoding="unicode"))
     out.write("\n")
-
-
-# Where each rule's page lives: the README's rule section, one anchor per rule.
-DOCS_URL = "https://pypi.org/project/tfmemlint/"
-
-
-def rule_url(code: str) -> str:
-    rule = RULES_BY_CODE[code]
-    return f"{DOCS_URL}#{code.lower()}-{rule.name}"
