@@ -54,7 +54,7 @@ def test_prefilter_needs_a_tensorflow_module_for_name_resolving_rules() -> None:
 def test_tensorflow_modules_cover_every_namespace_the_rules_resolve() -> None:
     """The pre-filter's module words and the name table's namespaces must not drift apart."""
     from tfmemlint.names import _PUBLIC_PREFIXES, canonical_api
-    from tfmemlint.rules import TENSORFLOW_MODULES
+    from tfmemlint.rules.family import TENSORFLOW_MODULES
 
     for prefix in _PUBLIC_PREFIXES:
         assert any(module.decode() in prefix for module in TENSORFLOW_MODULES), prefix

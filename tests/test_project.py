@@ -15,7 +15,8 @@ import pytest
 
 from tests.conftest import run_cli
 from tfmemlint.prefilter import first_stage
-from tfmemlint.project import FileResolver, ProjectIndex
+from tfmemlint.project import FileResolver
+from tfmemlint.runner import new_project_index
 from tfmemlint.settings import select_rules
 
 BARE = "tf.Session()"
@@ -171,7 +172,7 @@ def test_a_name_from_a_module_that_is_not_tensorflow_lets_the_file_through_no_fu
 
 def test_the_index_reads_only_what_it_needs(tmp_path: Path) -> None:
     root = project(tmp_path / "repo", {**COMPAT, "use.py": "from mypkg.compat import tfv1\n"})
-    index = ProjectIndex()
+    index = new_project_index(None)
     resolver = index.resolver(str(root / "use.py"))
     assert resolver.resolve({"mypkg.compat.tfv1.Session"}) == {"tensorflow.compat.v1.Session"}
     assert resolver.resolve({"numpy.zeros"}) == {"numpy.zeros"}
@@ -197,7 +198,7 @@ def test_the_index_is_asked_only_for_a_file_that_spells_an_api_name(
     asked: list[FileResolver] = []
 
     def resolver() -> FileResolver:
-        asked.append(ProjectIndex().resolver(str(root / "use.py")))
+        asked.append(new_project_index(None).resolver(str(root / "use.py")))
         return asked[-1]
 
     verdict = first_stage(use.encode(), select_rules(extend_select=["TFM"]), resolver)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,3 +38,69 @@ def test_readme_rule_section_is_generated_from_the_rule_pages() -> None:
     assert splice(readme) == readme, "run `python -m tfmemlint.docs` to refresh README.md"
     for rule in ALL_RULES:
         assert f"| [{rule.code}]({rule.url}) |" in readme
+
+
+def test_the_import_contracts_hold() -> None:
+    """The layers, the families' independence and verify's separation, as pyproject.toml
+    states them."""
+    if importlib.util.find_spec("importlinter") is None:
+        pytest.fail("import-linter is part of the test extra: pip install -e '.[test]'")
+    lint_imports = Path(sys.executable).with_name("lint-imports")
+    command = [str(lint_imports)] if lint_imports.exists() else ["lint-imports"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_no_module_imports_itself_in_a_circle() -> None:
+    """Lazy imports inside functions count; imports for type checking only run nothing."""
+    import grimp
+
+    graph = grimp.build_graph(
+        "tfmemlint", include_external_packages=False, exclude_type_checking_imports=True
+    )
+    imports = {module: graph.find_modules_directly_imported_by(module) for module in graph.modules}
+    circles = [group for group in _strongly_connected(imports) if len(group) > 1]
+    assert circles == []
+
+
+def _strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's groups of modules that reach each other, without recursion."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                groups.append(sorted(group))
+    return groups

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from tests.conftest import FIXTURES
 from tfmemlint import engine
 from tfmemlint.model import FILE, Finding
-from tfmemlint.project import ProjectIndex
 from tfmemlint.rules.session_config.check import ENTRY_POINTS
+from tfmemlint.runner import new_project_index
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings, select_rules
 
@@ -55,7 +55,7 @@ def _both_ways(
     outcomes: list[object] = []
     skipped: list[bool] = []
     for noted in (skipped, None):
-        project = ProjectIndex().resolver(str(path)) if path else None
+        project = new_project_index(None).resolver(str(path)) if path else None
         with _shortcut(noted):
             try:
                 outcomes.append(engine.fix_text(str(path or "t.py"), text, chosen, project=project))

@@ -13,9 +13,8 @@ import pytest
 
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
 from tfmemlint.prefilter import code_may_have_findings, may_have_findings, prefilter_verdict
-from tfmemlint.project import ProjectIndex
 from tfmemlint.rules.programs import TEST_RUNNERS
-from tfmemlint.runner import check_bytes
+from tfmemlint.runner import check_bytes, new_project_index
 from tfmemlint.settings import Policy, Settings
 
 DEFAULT = Settings.default()
@@ -745,7 +744,7 @@ def test_the_screen_follows_a_runner_through_the_projects_modules(tmp_path: Path
 
 def _verdict(path: Path) -> str:
     """The pre-filter's verdict on a file, with the project index a run would give it."""
-    project = ProjectIndex().resolver(str(path))
+    project = new_project_index(None).resolver(str(path))
     return prefilter_verdict(path.read_bytes(), DEFAULT.selected, lambda: project)
 
 

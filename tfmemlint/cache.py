@@ -35,17 +35,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tfmemlint import __version__
+from tfmemlint.digest import content_hash, digest
 
 # A replayed run builds no result, so this module leaves the model to the functions that do.
 if TYPE_CHECKING:
-    from tfmemlint.model import FileResult, Finding
-    from tfmemlint.project import Dependency
+    from tfmemlint.model import Dependency, FileResult, Finding
     from tfmemlint.settings import Settings
 
-try:  # hashlib.blake2b itself, without hashlib's import of OpenSSL's bindings (3 ms a run)
-    from _blake2 import blake2b
-except ImportError:  # a Python built without it
-    from hashlib import blake2b
 
 DIRECTORY_NAME = ".tfmemlint_cache"
 # marshal: the quickest format to load, and the cache is only ever read by the tool that wrote
@@ -81,7 +77,7 @@ def tool_fingerprint() -> str:
             if name.endswith(".py"):
                 stat = os.stat(os.path.join(parent, name))
                 parts.append(f"{name}:{stat.st_mtime_ns}:{stat.st_size}")
-    return blake2b(";".join(parts).encode(), digest_size=16).hexdigest()
+    return digest(";".join(parts).encode(), 16)
 
 
 def settings_key(settings: Settings) -> str:
@@ -91,11 +87,7 @@ def settings_key(settings: Settings) -> str:
 @functools.lru_cache(maxsize=64)
 def _settings_key(selected: frozenset[str], policy: str) -> str:
     described = f"{','.join(sorted(selected))}|{policy}"
-    return blake2b(described.encode(), digest_size=8).hexdigest()
-
-
-def content_hash(raw: bytes) -> str:
-    return blake2b(raw, digest_size=16).hexdigest()
+    return digest(described.encode(), 8)
 
 
 def _stat_key(stat: os.stat_result) -> list[int]:
@@ -305,8 +297,8 @@ class ResultCache:
             _keep_newest(self.directory, _REPORTS_KEPT)
 
     def _report_path(self, way: str) -> str:
-        digest = blake2b(way.encode(), digest_size=_REPORT_DIGEST).hexdigest()
-        return os.path.join(self.directory, f"{_REPORT_PREFIX}{digest}{_REPORT_SUFFIX}")
+        name = digest(way.encode(), _REPORT_DIGEST)
+        return os.path.join(self.directory, f"{_REPORT_PREFIX}{name}{_REPORT_SUFFIX}")
 
     def save(self) -> None:
         """Write the changed entries, merged over what is on disk now. A failure is a warning:

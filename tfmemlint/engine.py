@@ -25,7 +25,8 @@ from tfmemlint.names import ModuleNames, Scope
 from tfmemlint.prefilter import any_trigger
 from tfmemlint.project import FileResolver
 from tfmemlint.recovery import Recovery
-from tfmemlint.rules import FAMILIES, RuleFamily, load
+from tfmemlint.rules import FAMILIES
+from tfmemlint.rules.family import RuleFamily, load
 from tfmemlint.rules.file_errors import PYTHON2_SYNTAX, SYNTAX_ERROR
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings

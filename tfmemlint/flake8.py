@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 def _project_index() -> ProjectIndex:
     """One index for all the files this flake8 process checks (see tfmemlint.project)."""
     from tfmemlint.project import ProjectIndex
+    from tfmemlint.rules import api_names
 
-    return ProjectIndex()
+    return ProjectIndex(api_names=api_names())
 
 
 class Plugin:

@@ -12,11 +12,11 @@ start over on the unmasked text.
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tfmemlint.digest import digest
 from tfmemlint.source import LineIndex, parse_python
 
 # Below this size a plain libcst parse costs less than looking for tables first.
@@ -77,7 +77,7 @@ def mask(text: str, forbidden: Callable[[str], bool] | None = None) -> Masked:
         tree = parse_python(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return Masked(text, ())  # libcst gives the diagnostic
-    token = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+    token = digest(text.encode("utf-8", "surrogatepass"), 4)
     lines = LineIndex(text)
     pieces: list[str] = []
     regions: list[Region] = []

@@ -13,12 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, NamedTuple
-
-if TYPE_CHECKING:
-    from tfmemlint.project import Dependency
+from typing import Literal, NamedTuple
 
 Applicability = Literal["safe", "unsafe"]
+
+
+class Dependency(NamedTuple):
+    """A module file an answer was read from, as it was read: its stat and content hash; or,
+    with an empty hash, a path where a module was looked for and none was."""
+
+    path: str
+    stat: tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
+    read_ns: int
+    hash: str
 
 
 class Location(NamedTuple):

@@ -16,7 +16,8 @@ from functools import lru_cache
 from types import CodeType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from tfmemlint.rules import FAMILIES, RuleFamily, load
+from tfmemlint.rules import FAMILIES
+from tfmemlint.rules.family import RuleFamily, holds_a_trigger, load
 from tfmemlint.rules.unconfigured_program import FAMILY as UNCONFIGURED_PROGRAM_FAMILY
 from tfmemlint.source import compile_python, parse_python
 
@@ -223,17 +224,6 @@ def _holds(raw: bytes, condition: Condition) -> bool:
     if modules and not any(module in raw for module in modules):
         return False
     return any(holds_a_trigger(raw, triggers, inert) for triggers, inert in groups)
-
-
-def holds_a_trigger(
-    raw: bytes, triggers: tuple[bytes, ...], inert: re.Pattern[bytes] | None
-) -> bool:
-    """Whether `raw` holds one of the words outside the inert text: the first stage's test,
-    which a rule that looks for its own words again must share."""
-    if not any(trigger in raw for trigger in triggers):
-        return False
-    # Rare: only a file that holds the words is searched for the text that makes them inert.
-    return inert is None or any(trigger in inert.sub(b"", raw) for trigger in triggers)
 
 
 def too_deep_for_python(raw: bytes) -> tuple[str, int, int] | None:

@@ -30,8 +30,10 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
+from tfmemlint.digest import content_hash
+from tfmemlint.model import Dependency
 from tfmemlint.source import parse_python
 
 # How deep a chain of re-exports is followed; deeper, a name resolves to nothing.
@@ -81,16 +83,6 @@ def is_tensorflow(qualified: str) -> bool:
     return qualified.partition(".")[0] in TENSORFLOW_ROOTS
 
 
-class Dependency(NamedTuple):
-    """A module file an answer was read from, as it was read: its stat and content hash; or,
-    with an empty hash, a path where a module was looked for and none was."""
-
-    path: str
-    stat: tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
-    read_ns: int
-    hash: str
-
-
 @dataclass
 class _Summary:
     """A module's module-level bindings. Each name maps to its sources, an imported name
@@ -110,10 +102,15 @@ _NOTHING: _Deps = frozenset()
 
 
 class ProjectIndex:
-    """The index for one run. `config_root`: the folder of the run's configuration file."""
+    """The index for one run. `config_root`: the folder of the run's configuration file;
+    `api_names`: the last component of every API the rules start from (`rules.api_names()`),
+    the only names worth reading an installed package for."""
 
-    def __init__(self, config_root: str | None = None) -> None:
+    def __init__(
+        self, config_root: str | None = None, api_names: frozenset[str] = frozenset()
+    ) -> None:
         self.config_root = os.path.abspath(config_root) if config_root else None
+        self.api_names = api_names
         self._summaries: dict[str, tuple[_Summary | None, _Deps]] = {}
         self._exports: dict[tuple[str, str], _Answer] = {}
         self._resolved: dict[tuple[str, str, bool], _Answer] = {}
@@ -309,7 +306,9 @@ class ProjectIndex:
         packages are read for a name that may make a finding, or any with `installed`."""
         if is_tensorflow(qualified):
             return frozenset({qualified}), _NOTHING
-        installed = installed or _may_make_a_finding(qualified)
+        # only a name that may make a finding is worth reading an installed package for, or
+        # remembering where its module was not
+        installed = installed or qualified.rpartition(".")[2] in self.api_names
         key = (os.path.dirname(importer), qualified, installed)
         known = self._resolved.get(key)
         if known is None:
@@ -756,8 +755,6 @@ class FileResolver:
 
 def _read(path: str) -> tuple[bytes | None, _Deps]:
     """A file's bytes (None where it cannot be read), and the file, as a dependency."""
-    from tfmemlint.cache import content_hash
-
     read_ns = time.time_ns()
     try:
         with open(path, "rb") as handle:
@@ -800,22 +797,6 @@ def _script_targets(raw: bytes) -> Iterator[str]:
                 value = value.get("callable") or value.get("reference")
             if isinstance(value, str) and ":" in value:
                 yield value
-
-
-@functools.cache
-def _api_names() -> frozenset[str]:
-    """The last component of every API a rule starts from (`Session`, `set_memory_growth`), and
-    of the protos a config is built from."""
-    from tfmemlint.rules import FAMILIES
-
-    names = {name.rpartition(".")[2] for family in FAMILIES for name in family.names}
-    return frozenset({*names, "ConfigProto", "GPUOptions"})
-
-
-def _may_make_a_finding(qualified: str) -> bool:
-    """Whether a name ends in one of the rules' APIs: only such a name is worth reading an
-    installed package for, or remembering where its module was not."""
-    return qualified.rpartition(".")[2] in _api_names()
 
 
 def _imports(raw: bytes) -> Iterator[str]:

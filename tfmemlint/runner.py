@@ -44,6 +44,15 @@ if TYPE_CHECKING:
 
 Mode = Literal["check", "fix", "diff"]
 
+
+def new_project_index(config_root: str | None) -> ProjectIndex:
+    """A project index for a run, handed the names the rules start from."""
+    from tfmemlint.project import ProjectIndex
+    from tfmemlint.rules import api_names
+
+    return ProjectIndex(config_root, api_names())
+
+
 _DECODE_ERRORS = {
     "nul-bytes": NUL_BYTES,
     "unknown-encoding": UNKNOWN_ENCODING,
@@ -85,9 +94,7 @@ def check_file(
 ) -> FileResult:
     """Check one file, and under "fix" write it. `raw`: its bytes, when the caller read them.
     `index`: the run's project index (one of this file's own, if not given)."""
-    from tfmemlint.project import ProjectIndex
-
-    project = (index or ProjectIndex(settings.config_root)).resolver(filename)
+    project = (index or new_project_index(settings.config_root)).resolver(filename)
     result = _check_file(filename, settings, mode, verbose, raw, project)
     result.depends_on = project.dependencies()
     return result
@@ -146,9 +153,7 @@ def check_stdin(
     at cells unless `in_cells` is False: then their rows (and their fixes') are those of the
     module of its code cells (`Notebook.module`). Nothing is written."""
     settings = settings.for_file(name)
-    from tfmemlint.project import ProjectIndex
-
-    project = ProjectIndex(settings.config_root).resolver(name)
+    project = new_project_index(settings.config_root).resolver(name)
     if name.endswith(".ipynb"):
         # "diff" fixes in memory as "fix" does, and never writes.
         in_memory: Mode = "diff" if mode == "fix" else mode
@@ -487,9 +492,7 @@ class Run:
         Workers forked after that start from what it has learnt."""
         global _run_index
         if self._index is None:
-            from tfmemlint.project import ProjectIndex
-
-            self._index = _run_index = ProjectIndex(self._config_root)
+            self._index = _run_index = new_project_index(self._config_root)
         return self._index
 
     def _stop_pool(self) -> None:
@@ -665,9 +668,7 @@ def _start_worker(parent: int, config_root: str | None = None) -> None:
     signal.signal(signal.SIGTERM, leave)
     global _run_index
     if _run_index is None:  # spawned, or forked before the parent needed one: one for this worker
-        from tfmemlint.project import ProjectIndex
-
-        _run_index = ProjectIndex(config_root)
+        _run_index = new_project_index(config_root)
     if sys.platform == "linux":
         import ctypes
 

@@ -1,69 +1,13 @@
 """The rule registry. Importing it is cheap: rule logic (and libcst) loads only for files that
-pass the pre-filter, through each family's `checker` module path."""
+pass the pre-filter, through each family's `checker` module path. What a family is lives in
+`family.py`, which the families import instead of this module."""
 
 from __future__ import annotations
 
 import functools
-import importlib
-import re
-from collections.abc import Callable
-from typing import Any, NamedTuple
 
 from tfmemlint.model import Rule
-
-# The roots of every module whose names the rules resolve to TensorFlow APIs (tensorflow_estimator
-# included). Names are resolved only from a file's own imports, so a family that resolves names
-# finds nothing in a file that never mentions one of these.
-TENSORFLOW_MODULES = (b"tensorflow", b"keras", b"tf_slim")
-
-
-# On the page of every rule: what recovery means for its fix. (Recovery sets aside the
-# statements that do not parse, Python 2 or a broken notebook cell: TFM904, TFM902.)
-RECOVERED_FIX = (
-    "A fix is offered only where none of its edits touches a set-aside statement or the "
-    "statements just before and after it, and it never writes Python 3-only syntax there."
-)
-
-
-class RuleFamily(NamedTuple):
-    rules: tuple[Rule, ...]
-    # Byte strings of which a file must contain at least one before this family can find anything.
-    triggers: tuple[bytes, ...] = ()
-    # ...and, when given, one of these as well (see TENSORFLOW_MODULES).
-    modules: tuple[bytes, ...] = ()
-    # Names, or dotted tails of names (`learning.train`), of which the code itself must use
-    # one, as a name, an attribute or in an import, for this family to find anything: the
-    # last component of every API it starts from. Empty where its trigger words may sit in a
-    # string (`os.environ["..."]`, a dict key) or a keyword, which no compiled name shows.
-    names: tuple[str, ...] = ()
-    # "module:function" run on every parsed file; None for families the engine reports itself.
-    checker: str | None = None
-    # Whether a project module that stands for TensorFlow (`from mypkg.compat import tf`) can
-    # take the place of the module words: not for a family that needs `import tensorflow` in
-    # the file itself.
-    through_project: bool = True
-    # "module:function" given CPython's syntax tree of a Python file that passed on the
-    # family's words, and the rest the pre-filter knows of it (`prefilter.ScreenedFile`), in
-    # its second stage: False when the family can find nothing there (its words prove little,
-    # and libcst's parse costs ten times more).
-    screen: str | None = None
-    # Text in which the family's trigger words prove nothing (a test module's `__main__`
-    # guard): the first stage looks for them with its matches cut out. The rule must agree
-    # that such text makes nothing it could report.
-    inert: re.Pattern[bytes] | None = None
-    # "module:function" given the context of the engine's look at a file and that look's
-    # findings, every one of whose fixes was applied: True only when the family is sure to find
-    # nothing in the fixed text. The engine looks at a fixed text again unless every family
-    # with a selected rule is sure; None: never.
-    settled_by_fixes: str | None = None
-
-
-@functools.cache
-def load(reference: str) -> Callable[..., Any]:
-    """The function a family names as "module:function", imported on first use."""
-    module, _, function = reference.partition(":")
-    found: Callable[..., Any] = getattr(importlib.import_module(module), function)
-    return found
+from tfmemlint.rules.family import RuleFamily
 
 
 def _families() -> tuple[RuleFamily, ...]:
@@ -98,3 +42,11 @@ ALL_RULES: tuple[Rule, ...] = tuple(
     sorted((rule for family in FAMILIES for rule in family.rules), key=lambda rule: rule.code)
 )
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}
+
+
+@functools.cache
+def api_names() -> frozenset[str]:
+    """The last component of every API a rule starts from (`Session`, `set_memory_growth`), and
+    of the protos a config is built from: what the project index is handed."""
+    names = {name.rpartition(".")[2] for family in FAMILIES for name in family.names}
+    return frozenset({*names, "ConfigProto", "GPUOptions"})

@@ -5,7 +5,12 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
+from tfmemlint.rules.family import (
+    DEVICE_CONFIGURATION_WORDS,
+    RECOVERED_FIX,
+    TENSORFLOW_MODULES,
+    RuleFamily,
+)
 
 _RECOVERY = (
     "In a file or notebook cell that needed recovery (TFM904, TFM902), a call inside a "
@@ -88,12 +93,7 @@ FAMILY = RuleFamily(
         CONFIGURED_AFTER_INITIALIZATION,
         GROWTH_AND_LIMIT,
     ),
-    triggers=(
-        b"set_memory_growth",
-        b"set_logical_device_configuration",
-        b"set_virtual_device_configuration",
-        b"set_visible_devices",
-    ),
+    triggers=DEVICE_CONFIGURATION_WORDS,
     modules=TENSORFLOW_MODULES,
     names=(
         "set_memory_growth",

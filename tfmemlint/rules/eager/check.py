@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from tfmemlint import fixes
-from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
 from tfmemlint.names import Ancestry, Binding, CallSite, dotted_name, target_names
 from tfmemlint.rules import literals
@@ -18,7 +18,7 @@ from tfmemlint.rules.eager import (
     GROWTH_AND_LIMIT,
     GROWTH_ON_SOME_GPUS,
 )
-from tfmemlint.rules.process_wide.check import VISIBLE_DEVICES, process_wide
+from tfmemlint.rules.process_settings import VISIBLE_DEVICES, process_wide
 from tfmemlint.rules.runtime import (
     GROWTH,
     LIMIT,
@@ -29,6 +29,9 @@ from tfmemlint.rules.runtime import (
     starts_runtime,
 )
 from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
+
+if TYPE_CHECKING:
+    from tfmemlint.engine import FileContext
 
 # A device drawn from every physical GPU (`gpus[0]` of `gpus = list_physical_devices("GPU")`).
 _ALL_GPUS = "<every GPU>"

@@ -1,7 +1,7 @@
 """TFM9xx: files tfmemlint could not check. They count as findings, as ruff counts syntax errors."""
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RuleFamily
+from tfmemlint.rules.family import RuleFamily
 
 _NOT_READ = "Does not apply: the file is not read as Python, so nothing in it is set aside."
 

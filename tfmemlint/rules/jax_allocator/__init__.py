@@ -7,7 +7,7 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RECOVERED_FIX, RuleFamily
+from tfmemlint.rules.family import RECOVERED_FIX, RuleFamily
 
 _SOURCE = (
     "JAX reads its allocator's variables once, when its GPU backend starts "

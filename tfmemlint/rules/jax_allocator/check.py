@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from tfmemlint import fixes
-from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
 from tfmemlint.names import Binding, CallSite
 from tfmemlint.rules import literals, starters
@@ -28,6 +28,9 @@ from tfmemlint.rules.jax_allocator import (
 )
 from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
 from tfmemlint.rules.runtime import hides_all_gpus
+
+if TYPE_CHECKING:
+    from tfmemlint.engine import FileContext
 
 # What jaxlib reads, in xla_client.py: preallocation is off for exactly these values; an
 # empty value is no value; the allocators it accepts (after `.lower()`).

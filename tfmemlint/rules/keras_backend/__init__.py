@@ -5,7 +5,7 @@ The logic lives beside this page in `check.py`; how the backend is read, in
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RECOVERED_FIX, RuleFamily
+from tfmemlint.rules.family import RECOVERED_FIX, RuleFamily
 
 BACKEND_SET_TOO_LATE = Rule(
     code="TFM206",

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding
 from tfmemlint.rules.backends import KERAS_BACKEND, keras_backend
 from tfmemlint.rules.keras_backend import BACKEND_SET_TOO_LATE
+
+if TYPE_CHECKING:
+    from tfmemlint.engine import FileContext
 
 
 def check(ctx: FileContext) -> Iterator[Finding]:

@@ -6,7 +6,7 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RECOVERED_FIX, RuleFamily
+from tfmemlint.rules.family import FORCE_GROWTH_WORD, RECOVERED_FIX, RuleFamily
 
 _RECOVERY = (
     "In a file that needed recovery (TFM904, TFM902), a setting made inside a set-aside "
@@ -39,7 +39,7 @@ INVALID_FORCE_GROWTH = Rule(
 
 FAMILY = RuleFamily(
     rules=(INVALID_FORCE_GROWTH,),
-    triggers=(b"TF_FORCE_GPU_ALLOW_GROWTH",),
+    triggers=(FORCE_GROWTH_WORD,),
     checker="tfmemlint.rules.process_wide.check:check",
     settled_by_fixes="tfmemlint.rules.process_wide.check:settled_by_fixes",
 )

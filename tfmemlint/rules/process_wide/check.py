@@ -1,66 +1,22 @@
-"""Process-wide memory settings: TF_FORCE_GPU_ALLOW_GROWTH, hidden GPUs. The logic of TFM201, and
-the analysis the session rules consult before reporting a session."""
+"""The logic of TFM201: TF_FORCE_GPU_ALLOW_GROWTH set to a value TensorFlow ignores (the
+process-wide settings themselves are read by `rules/process_settings.py`, for every family)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from tfmemlint import fixes
-from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
-from tfmemlint.names import CallSite, Scope
 from tfmemlint.rules import literals
-from tfmemlint.rules.environment import MEANS_NO, MEANS_YES, EnvSetting, env_settings
+from tfmemlint.rules.environment import MEANS_NO, MEANS_YES, EnvSetting
+from tfmemlint.rules.process_settings import FORCE_GROWTH, process_wide
 from tfmemlint.rules.process_wide import INVALID_FORCE_GROWTH
-from tfmemlint.rules.runtime import hides_all_gpus
 
-FORCE_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
-VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
-
-
-@dataclass(frozen=True)
-class ProcessWide:
-    env: tuple[EnvSetting, ...]
-    # Where the settings that limit every session's GPU memory are made, and why they do.
-    limits: tuple[tuple[Scope, int, str], ...]
-
-    def limits_memory_for(self, site: CallSite) -> str | None:
-        """Why the process's settings make `site`'s session memory-aware, if they do: set at
-        module level (before the call, when the call is at module level too), or earlier in the
-        call's own scope."""
-        for scope, order, reason in self.limits:
-            module_level = scope.kind == "module" and site.scope is not scope
-            if module_level or (scope is site.scope and order < site.order):
-                return reason
-        return None
-
-
-def process_wide(ctx: FileContext) -> ProcessWide:
-    cached = ctx.cache.get("process_wide")
-    if isinstance(cached, ProcessWide):
-        return cached
-    wanted = (FORCE_GROWTH, VISIBLE_DEVICES)
-    env = tuple(env_settings(ctx.names, wanted)) if _mentions_env(ctx.text) else ()
-    limits = []
-    for setting in env:
-        if setting.variable == FORCE_GROWTH and setting.text == "true":
-            limits.append((setting.scope, setting.order, f"{FORCE_GROWTH}=true"))
-        hidden = setting.text is not None and setting.text.strip() in ("", "-1")
-        if setting.variable == VISIBLE_DEVICES and hidden:
-            limits.append((setting.scope, setting.order, f"{VISIBLE_DEVICES} hides every GPU"))
-    for site in ctx.names.calls:
-        if hides_all_gpus(ctx.names, site):
-            limits.append((site.scope, site.order, "set_visible_devices([], 'GPU')"))
-    result = ProcessWide(env, tuple(limits))
-    ctx.cache["process_wide"] = result
-    return result
-
-
-def _mentions_env(text: str) -> bool:
-    return FORCE_GROWTH in text or VISIBLE_DEVICES in text
+if TYPE_CHECKING:
+    from tfmemlint.engine import FileContext
 
 
 def _stringified(value: cst.BaseExpression) -> cst.Call | None:
@@ -112,7 +68,6 @@ def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
     variable and hide no GPU, so it finds in the fixed text what it found here, which was
     nothing, since every finding here was fixed (one it suppressed stays suppressed: its line
     moves with the comment on it)."""
-    # Imported here: the session family's logic imports this module.
     from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
 
     return session_config_settled(ctx, fixed)

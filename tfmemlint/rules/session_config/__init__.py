@@ -5,7 +5,7 @@ The logic lives beside them in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
+from tfmemlint.rules.family import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
 
 _RECOVERY = (
     "In a file or notebook cell that needed recovery (TFM904, TFM902), a session created "

@@ -12,12 +12,11 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
 
 from tfmemlint import fixes
-from tfmemlint.engine import FileContext
 from tfmemlint.model import Edit, Finding, Fix
 from tfmemlint.names import (
     CONFIG_PB2,
@@ -32,13 +31,16 @@ from tfmemlint.names import (
     provides_config_protos,
 )
 from tfmemlint.rules import literals
-from tfmemlint.rules.process_wide.check import process_wide
+from tfmemlint.rules.process_settings import process_wide
 from tfmemlint.rules.session_config import (
     CONFIG_WITHOUT_MEMORY_OPTION,
     MEMORY_OPTION_DISABLED,
     NO_CONFIG,
     UNRESOLVED_CONFIG,
 )
+
+if TYPE_CHECKING:
+    from tfmemlint.engine import FileContext
 
 
 @dataclass(frozen=True)

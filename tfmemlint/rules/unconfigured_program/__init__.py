@@ -9,7 +9,7 @@ the libraries that start TensorFlow, in `tfmemlint/rules/starters.py`.
 import re
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
+from tfmemlint.rules.family import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
 from tfmemlint.rules.programs import TEST_RUNNERS
 
 UNCONFIGURED_PROGRAM = Rule(

@@ -11,21 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from tfmemlint import fixes
-from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding, Fix
 from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, CallSite, dotted_name
-from tfmemlint.prefilter import holds_a_trigger
 from tfmemlint.project import FileResolver, member
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
-from tfmemlint.rules.eager import FAMILY as EAGER
 from tfmemlint.rules.entry_points import entry_point, is_main_guard, runner, trains
-from tfmemlint.rules.process_wide import FAMILY as PROCESS_WIDE
-from tfmemlint.rules.process_wide.check import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
+from tfmemlint.rules.family import (
+    DEVICE_CONFIGURATION_WORDS,
+    FORCE_GROWTH_WORD,
+    holds_a_trigger,
+)
+from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
 from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
 from tfmemlint.rules.runtime import (
     GROWTH,
@@ -53,6 +55,9 @@ from tfmemlint.rules.unconfigured_program.screen import (
     tf1_definition,
 )
 
+if TYPE_CHECKING:
+    from tfmemlint.engine import FileContext
+
 # How many statements the walk follows, over every function and module it enters: a bound on
 # its cost in a large program. Past it, what was not reached counts as not there.
 MAX_STATEMENTS = 2000
@@ -67,7 +72,7 @@ _TPU = frozenset(
 )
 _GPU_CHOOSERS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
 # A module that holds none of these sets no GPU memory up.
-_CONFIGURATION_WORDS = (*EAGER.triggers, *PROCESS_WIDE.triggers)
+_CONFIGURATION_WORDS = (*DEVICE_CONFIGURATION_WORDS, FORCE_GROWTH_WORD)
 # What a module that sets GPU memory up or chooses the GPUs at import time holds (the
 # frameworks' names: `import merlin.models.tf` in a project module configures too).
 _IMPORT_TIME_WORDS = (

@@ -4,7 +4,7 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules import TENSORFLOW_MODULES, RuleFamily
+from tfmemlint.rules.family import TENSORFLOW_MODULES, RuleFamily
 
 _RECOVERY = (
     "In a file or notebook cell that needed recovery (TFM904, TFM902), a value written inside "

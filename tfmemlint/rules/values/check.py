@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding
 from tfmemlint.rules import literals
 from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
@@ -16,6 +16,9 @@ from tfmemlint.rules.values import (
     FRACTION_WHOLE_GPU,
     MEMORY_LIMIT_NOT_POSITIVE,
 )
+
+if TYPE_CHECKING:
+    from tfmemlint.engine import FileContext
 
 FRACTION = "per_process_gpu_memory_fraction"
 # The constructors whose `memory_limit` (MB, first positional) caps a logical GPU.

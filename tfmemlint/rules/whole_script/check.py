@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint.engine import FileContext
 from tfmemlint.model import Finding
 from tfmemlint.names import CallSite, dotted_name
 from tfmemlint.rules import literals
 from tfmemlint.rules.session_config.check import SessionCheck, State, entry_point
 from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
 from tfmemlint.rules.whole_script import HIDDEN_GPU_INITIALIZATION, LATER_SESSION_IGNORED
+
+if TYPE_CHECKING:
+    from tfmemlint.engine import FileContext
 
 _SESSIONS = ("Session", "InteractiveSession")
 _DEVICE_LISTINGS = frozenset(
