@@ -347,7 +347,7 @@ def decide(
     if exit_code != 0:
         raised = simulated_error(report)
         if raised is not None:  # a bug that a machine with GPUs shows: the script's own
-            return "fail", f"exited with status {exit_code} after {raised}", aware
+            return "fail", f"exited with status {exit_code} after {raised}", False
         return "error", f"exited with status {exit_code}", aware
     if not aware:
         return "fail", why, aware
