@@ -3,6 +3,7 @@ trees that crash, hang, fork and ignore SIGTERM."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -13,6 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import AFTER, BEFORE, fixture_scripts, run_cli
+from tfmemlint.verify.simulated_gpus import (
+    PHYSICAL_AFTER_INIT,
+    VIRTUAL_AFTER_INIT,
+    VISIBLE_AFTER_INIT,
+)
 
 RESULT_FIELDS = {
     "script",
@@ -27,6 +33,8 @@ RESULT_FIELDS = {
     "jax_backend",
     "jax_environment",
     "keras_backend",
+    "simulated_gpus",
+    "simulated_devices",
     "verdict",
     "reason",
 }
@@ -59,13 +67,12 @@ def fixtures_verified():
     return verify("--baseline", str(BEFORE), str(AFTER))
 
 
-# The TF2 scripts that set GPU memory up in a loop over `list_physical_devices("GPU")` and then
-# start the runtime: without a GPU the loop never runs, so nothing can be observed and they
-# fail here, as the README says (with a GPU and TensorFlow's GPU build, `scripts/gpu-selfcheck`
-# verifies them for real).
-TF2_UNOBSERVABLE_WITHOUT_GPU = {
+# The TF2 scripts: without a GPU, verify runs them on simulated GPUs (2 by default), and they
+# are judged by each GPU's settings as the runtime started.
+TF2_SIMULATED = {
     "tf2_absl_app.py",
     "tf2_click_command.py",
+    "tf2_configured_after_first_op.py",
     "tf2_fire_cli.py",
     "tf2_growth_every_index.py",
     "tf2_growth_in_main.py",
@@ -79,7 +86,15 @@ TF2_UNOBSERVABLE_WITHOUT_GPU = {
     "project_tf2_scripts/run_train.py",
     "tf2_fire_class.py",
     "tf2_gradient_tape_loop.py",
-    "virtual_cpus.py",
+}
+# The one fixed fixture that a machine with GPUs still shows preallocating: TensorFlow passes no
+# memory growth to the runtime once any device, a CPU included, has a logical configuration
+# (context.py, `_compute_device_options`; test_simulation_agrees_with_tensorflow shows it).
+DROPPED_GROWTH = "TensorFlow drops growth once any device has a logical configuration"
+# The misuse fixtures: the error TensorFlow raises on a machine with more than one GPU.
+MISUSE = {
+    "tf2_growth_in_main.py": "ValueError: Memory growth cannot differ between GPU devices",
+    "tf2_configured_after_first_op.py": "RuntimeError: Physical devices cannot be modified after being initialized",
 }
 VIRTUAL_CPUS = {
     "api": "set_logical_device_configuration",
@@ -95,25 +110,36 @@ JAX_UNOBSERVABLE_WITHOUT_GPU = {
     "keras3_on_jax.py": (None, "false"),
 }
 UNOBSERVED = "eager runtime started with default options: it preallocates"
+SIMULATED_PASS = "configured before use, on 2 simulated GPUs: GPU:0 growth, GPU:1 growth"
 
 
 def test_every_fixed_fixture_passes_with_its_settings_recorded(fixtures_verified) -> None:
     result, document = fixtures_verified
     assert document["gpu"] is None  # this machine has no GPU
-    assert result.returncode == 1, result.stderr  # the TF2 loops: see above
+    assert result.returncode == 1, result.stderr  # virtual_cpus.py: see DROPPED_GROWTH
     by_name = {Path(r["script"]).relative_to(AFTER).as_posix(): r for r in document["results"]}
     assert sorted(by_name) == [p.relative_to(AFTER).as_posix() for p in fixture_scripts(AFTER)]
     for name, outcome in by_name.items():
         assert outcome["exit_code"] == 0, (name, outcome)
         assert outcome["gpu_peak_bytes"] is None and outcome["gpu_measurement"] is None
-        if name in TF2_UNOBSERVABLE_WITHOUT_GPU:
-            assert outcome["verdict"] == "fail", (name, outcome)
-            assert outcome["reason"] == UNOBSERVED, (name, outcome)
-            # Virtual CPUs are a logical-device configuration with no GPU memory in it.
-            expected = [VIRTUAL_CPUS] if name == "virtual_cpus.py" else []
-            assert outcome["memory_settings"] == expected, name
+        assert outcome["simulated_gpus"] == 2, name
+        if name == "virtual_cpus.py":
+            assert outcome["verdict"] == "fail", outcome
+            assert outcome["reason"].startswith("simulated GPU:0, GPU:1: neither"), outcome
+            assert DROPPED_GROWTH in outcome["reason"]
+            # The CPU's logical configuration, then growth on each simulated GPU, all recorded.
+            assert outcome["memory_settings"][0] == VIRTUAL_CPUS
+            assert [d["memory_growth"] for d in outcome["simulated_devices"]] == [True, True]
+            assert [d["growth_applied"] for d in outcome["simulated_devices"]] == [False, False]
             continue
         assert outcome["verdict"] == "pass", (name, outcome)
+        if name in TF2_SIMULATED:  # each simulated GPU's settings as the runtime started
+            devices = outcome["simulated_devices"]
+            assert [d["name"] for d in devices] == [f"/physical_device:GPU:{i}" for i in (0, 1)]
+            assert all(
+                d["visible"] and (d["growth_applied"] or d["memory_limit_mb"]) for d in devices
+            )
+            assert "simulated GPUs" in outcome["reason"], (name, outcome)
         assert outcome["memory_aware"] is True
         assert "no NVIDIA GPU visible" in outcome["reason"]
     # What the probe saw inside the processes, not what the source says.
@@ -168,8 +194,16 @@ def test_every_changed_before_script_is_not_memory_aware(fixtures_verified) -> N
         baseline = outcome["baseline"]
         assert Path(baseline["script"]).relative_to(BEFORE).as_posix() == name
         assert set(baseline) == RESULT_FIELDS
-        if name in TF2_UNOBSERVABLE_WITHOUT_GPU:
-            assert baseline["verdict"] == "fail", name
+        if name in MISUSE:  # the error TensorFlow raises, marked as simulated
+            assert baseline["verdict"] == "fail", baseline
+            assert baseline["exit_code"] == 1
+            assert MISUSE[name] in baseline["reason"] and "simulated" in baseline["reason"]
+            assert outcome["verdict"] == "pass" and outcome["reason"].startswith(SIMULATED_PASS)
+            continue
+        if name in TF2_SIMULATED and _changed(name):
+            assert baseline["verdict"] == "fail", baseline
+            assert baseline["reason"].startswith("simulated GPU:0, GPU:1: neither"), baseline
+            assert baseline["simulated_devices"] is not None
             continue
         if name in JAX_UNOBSERVABLE_WITHOUT_GPU:
             before = baseline["jax_environment"]["XLA_PYTHON_CLIENT_PREALLOCATE"]
@@ -535,9 +569,12 @@ def test_what_the_guest_and_jax_fixes_set_is_read_from_the_process(
     }
     for name, body in cases.items():
         (tmp_path / name).write_text(body)
-    _result, document = verify(str(tmp_path))
+    # Without simulated GPUs: what the process shows on a machine with none (the simulated ones
+    # are test_simulated_gpus_*'s).
+    _result, document = verify("--simulate-gpus", "0", str(tmp_path))
     by_name = {Path(r["script"]).name: r for r in document["results"]}
     assert sorted(by_name) == sorted(cases)
+    assert {r["simulated_gpus"] for r in document["results"]} == {None}
     for name, outcome in by_name.items():
         assert outcome["exit_code"] == 0, (name, outcome)
         assert set(outcome["jax_environment"]) == JAX_VARIABLES, name
@@ -590,3 +627,285 @@ def test_what_the_guest_and_jax_fixes_set_is_read_from_the_process(
     assert by_name["keras_on_tf.py"]["keras_backend"] == "tensorflow"
     assert by_name["keras_on_tf.py"]["jax_backend"] is None
     assert by_name["jax_off.py"]["keras_backend"] is None
+
+
+CONTEXT_MESSAGES = (
+    "PHYSICAL_AFTER_INIT",
+    "VISIBLE_AFTER_INIT",
+    "VIRTUAL_AFTER_INIT",
+    "GROWTH_DIFFERS",
+    "GROWTH_WITH_VIRTUAL",
+    "LIMIT_REQUIRED",
+)
+
+
+def test_simulated_messages_are_the_installed_tensorflows() -> None:
+    """Each message the simulation raises stands, word for word, in the installed TensorFlow's
+    context.py, inside a `raise` of the same exception type."""
+    pytest.importorskip("tensorflow")
+    from tensorflow.python.eager import context
+
+    from tfmemlint.verify import simulated_gpus
+
+    source = " ".join(Path(context.__file__).read_text().split())
+    for name in CONTEXT_MESSAGES:
+        message = getattr(simulated_gpus, name)
+        kind = "RuntimeError" if name.endswith("AFTER_INIT") else "ValueError"
+        assert f'raise {kind}( "{message}"' in source or f'raise {kind}("{message}"' in source, name
+    assert 'raise ValueError("Unrecognized device: %s" % repr(d))' in source
+
+
+def _tensorflow_with_gpus(count: int):
+    """A fresh eager context of the installed TensorFlow whose physical devices include `count`
+    GPUs, so that its own Python (set_memory_growth, _compute_gpu_options) judges them."""
+    from tensorflow.python.eager import context
+
+    real = context.Context()
+    real._initialize_physical_devices()
+    gpus = [context.PhysicalDevice(f"/physical_device:GPU:{i}", "GPU") for i in range(count)]
+    real._physical_devices += gpus
+    real._visible_device_list += gpus
+    real._memory_growth_map.update(dict.fromkeys(gpus))
+    return real, gpus
+
+
+def _simulation(count: int):
+    from tensorflow.python.eager import context
+    from tensorflow.python.framework import config
+
+    from tfmemlint.verify.simulated_gpus import SIMULATED_FUNCTIONS, SimulatedGpus
+
+    simulated = SimulatedGpus(count, context, lambda api, values: None, lambda: False)
+    simulated.real = {name: getattr(config, name) for name in SIMULATED_FUNCTIONS}
+    assert simulated.active()  # this machine has no GPU
+    return simulated
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        ["growth 0"],
+        ["growth 0", "growth 1"],
+        ["growth 0", "growth 1", "limit 0"],  # growth, then a limit: growth is dropped
+        ["limit 0", "growth 0"],  # growth on a device with a limit: ValueError
+        ["limit 0", "limit 1"],
+        ["visible 0", "growth 0"],  # only visible GPUs are compared
+        ["cpu logical", "growth 0", "growth 1"],  # a CPU's configuration drops GPU growth too
+        ["growth 0", "nogrowth 1"],
+        [],
+    ],
+)
+def test_simulation_agrees_with_tensorflow(steps: list[str]) -> None:
+    """The same calls on TensorFlow's own context (with GPUs put into its device lists) and on
+    the simulation: the same errors at the same step, and the same growth and limits passed to
+    the runtime as it starts."""
+    pytest.importorskip("tensorflow")
+    import tensorflow as tf
+
+    from tfmemlint.verify.simulated_gpus import short_name
+
+    real, real_gpus = _tensorflow_with_gpus(2)
+    simulated = _simulation(2)
+
+    def run(target, gpus, step: str):
+        what, _, index = step.partition(" ")
+        if what == "growth":
+            target.set_memory_growth(gpus[int(index)], True)
+        elif what == "nogrowth":
+            target.set_memory_growth(gpus[int(index)], False)
+        elif what == "limit":
+            limit = [tf.config.LogicalDeviceConfiguration(memory_limit=1024)]
+            target.set_logical_device_configuration(gpus[int(index)], limit)
+        elif what == "visible":
+            target.set_visible_devices([gpus[int(index)]], "GPU")
+        elif what == "cpu" and target is real:
+            cpus = real.list_physical_devices("CPU")
+            real.set_logical_device_configuration(
+                cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2
+            )
+
+    def outcome(action):
+        try:
+            return action()
+        except (ValueError, RuntimeError) as exc:
+            return (type(exc).__name__, str(exc))
+
+    for step in steps:
+        on_tensorflow = outcome(functools.partial(run, real, real_gpus, step))
+        on_simulation = outcome(functools.partial(run, simulated, simulated.gpus, step))
+        assert on_tensorflow == on_simulation, step
+    options = outcome(real._compute_gpu_options)
+    at_start = outcome(lambda: simulated.runtime_starting(real))
+    if isinstance(options, tuple):  # TensorFlow raised as the runtime would start
+        assert at_start == options
+        return
+    visible = [int(i) for i in options.visible_device_list.split(",")]
+    limits = [list(v.memory_limit_mb) for v in options.experimental.virtual_devices]
+    devices = [d for d in at_start["devices"] if d["visible"]]
+    assert [int(short_name(d["name"]).split(":")[1]) for d in devices] == visible
+    for position, device in enumerate(devices):
+        assert device["growth_applied"] is bool(options.allow_growth), step
+        expected = limits[position] if limits else []
+        assert (device["memory_limit_mb"] or []) == expected
+
+
+def test_simulated_gpus_behave_as_tensorflow_where_the_cpu_build_can_show_it(
+    tmp_path: Path,
+) -> None:
+    """Under verify, a script meets the simulated GPUs and TensorFlow's real CPU in one process:
+    after `list_logical_devices` (which starts the runtime, in TensorFlow as in the simulation)
+    a change to either raises the same error; growth on the CPU is TensorFlow's own ValueError;
+    and TensorFlow's own placement (MirroredStrategy's default devices) never sees a simulated
+    GPU."""
+    pytest.importorskip("tensorflow")
+    results = tmp_path / "results.json"
+    _script(
+        tmp_path,
+        "probe_me.py",
+        f"""\
+        import json
+        import tensorflow as tf
+
+        gpus = tf.config.list_physical_devices("GPU")
+        cpus = tf.config.list_physical_devices("CPU")
+        out = {{"gpus": [g.name for g in gpus], "all": len(tf.config.list_physical_devices())}}
+
+        def catch(key, action):
+            try:
+                action()
+                out[key] = None
+            except (ValueError, RuntimeError) as exc:
+                out[key] = [type(exc).__name__, str(exc)]
+
+        catch("cpu_growth", lambda: tf.config.experimental.set_memory_growth(cpus[0], True))
+        catch("gpu_growth_before", lambda: tf.config.experimental.set_memory_growth(gpus[1], True))
+        catch("gpu_growth_0", lambda: tf.config.experimental.set_memory_growth(gpus[0], True))
+        out["logical"] = [d.name for d in tf.config.list_logical_devices("GPU")]
+        out["started"] = tf.executing_eagerly()
+        catch("cpu_visible", lambda: tf.config.set_visible_devices([], "CPU"))
+        catch("gpu_visible", lambda: tf.config.set_visible_devices([], "GPU"))
+        config = [tf.config.LogicalDeviceConfiguration()] * 2
+        catch("cpu_virtual", lambda: tf.config.set_logical_device_configuration(cpus[0], config))
+        limit = [tf.config.LogicalDeviceConfiguration(memory_limit=512)]
+        catch("gpu_virtual", lambda: tf.config.experimental.set_virtual_device_configuration(gpus[0], limit))
+        catch("gpu_growth_after", lambda: tf.config.experimental.set_memory_growth(gpus[0], False))
+        catch("gpu_growth_same", lambda: tf.config.experimental.set_memory_growth(gpus[0], True))
+        out["growth"] = [tf.config.experimental.get_memory_growth(g) for g in gpus]
+        out["strategy"] = list(tf.distribute.MirroredStrategy().extended.worker_devices)
+        out["sum"] = float(tf.reduce_sum(tf.ones([3])))
+        json.dump(out, open({str(results)!r}, "w"))
+        """,
+    )
+    _result, document = verify(str(tmp_path / "probe_me.py"))
+    [outcome] = document["results"]
+    assert outcome["exit_code"] == 0, outcome
+    seen = json.loads(results.read_text())
+    assert seen["gpus"] == ["/physical_device:GPU:0", "/physical_device:GPU:1"]
+    assert seen["all"] == 3  # the CPU and both GPUs
+    assert seen["cpu_growth"] == [
+        "ValueError",
+        "Cannot set memory growth on non-GPU and non-Pluggable devices",
+    ]
+    assert seen["gpu_growth_before"] is None and seen["gpu_growth_0"] is None
+    assert seen["logical"] == ["/device:GPU:0", "/device:GPU:1"]
+    assert seen["cpu_visible"] == seen["gpu_visible"] == ["RuntimeError", VISIBLE_AFTER_INIT]
+    assert seen["cpu_virtual"] == seen["gpu_virtual"] == ["RuntimeError", VIRTUAL_AFTER_INIT]
+    assert seen["gpu_growth_after"] == ["RuntimeError", PHYSICAL_AFTER_INIT]
+    assert seen["gpu_growth_same"] is None  # the value in force: TensorFlow returns early
+    assert seen["growth"] == [True, True]
+    assert seen["strategy"] == ["/job:localhost/replica:0/task:0/device:CPU:0"]
+    assert seen["sum"] == 3.0
+    # The errors were caught: the verdict rests on the settings as the runtime started.
+    assert outcome["verdict"] == "pass" and outcome["reason"].startswith(SIMULATED_PASS)
+
+
+def test_simulated_gpus_judge_each_device(tmp_path: Path) -> None:
+    """One real run per case, all in one verify call, on 2 simulated GPUs (3 for one call)."""
+    pytest.importorskip("tensorflow")
+    head = 'import tensorflow as tf\ngpus = tf.config.list_physical_devices("GPU")\n'
+    limit = "[tf.config.LogicalDeviceConfiguration(memory_limit=1024)]"
+    each = "for gpu in gpus:\n    tf.config.experimental.set_memory_growth(gpu, True)\n"
+    op = "print(tf.ones([2]))\n"
+    cases = {
+        "growth_then_limit.py": (
+            head + each + f"tf.config.set_logical_device_configuration(gpus[0], {limit})\n" + op,
+            "fail",
+            "simulated GPU:1: neither memory growth nor a memory limit as the runtime started, "
+            f"so it preallocates ({DROPPED_GROWTH})",
+        ),
+        "limit_then_growth.py": (
+            head + f"tf.config.set_logical_device_configuration(gpus[0], {limit})\n" + each + op,
+            "fail",
+            "exited with status 1 after set_memory_growth raised ValueError: "
+            "Cannot set memory growth on device when virtual devices configured "
+            "(as TensorFlow does on 2 GPUs; simulated)",
+        ),
+        "limits.py": (
+            head
+            + f"for gpu in gpus:\n    tf.config.set_logical_device_configuration(gpu, {limit})\n"
+            + op,
+            "pass",
+            "configured before use, on 2 simulated GPUs: GPU:0 limit 1024 MB, GPU:1 limit 1024 MB",
+        ),
+        "hidden_late.py": (
+            head + op + 'tf.config.set_visible_devices([], "GPU")\n',
+            "fail",
+            f"exited with status 1 after set_visible_devices raised RuntimeError: {VISIBLE_AFTER_INIT}",
+        ),
+        "guest.py": (
+            head + 'tf.config.set_visible_devices([], "GPU")\n' + op,
+            "pass",
+            "TF sees no GPU: all 2 simulated GPUs hidden",
+        ),
+        "one_visible.py": (
+            head
+            + 'tf.config.set_visible_devices(gpus[0], "GPU")\n'
+            + "tf.config.experimental.set_memory_growth(gpus[0], True)\n"
+            + op,
+            "pass",
+            "configured before use, on 1 simulated GPUs: GPU:0 growth",
+        ),
+        "forced_invalid.py": (
+            'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "True"\n' + head + op,
+            "fail",
+            "simulated GPU:0, GPU:1: neither memory growth nor a memory limit",
+        ),
+        "forced_false.py": (
+            'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "false"\n' + head + each + op,
+            "fail",
+            "TF_FORCE_GPU_ALLOW_GROWTH=false overrides",
+        ),
+        "cuda_one.py": (
+            'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'
+            + head
+            + "tf.config.experimental.set_memory_growth(gpus[0], True)\n"
+            + op,
+            "pass",
+            "configured before use, on 1 simulated GPUs: GPU:0 growth",
+        ),
+        "only_lists.py": (head + "print(len(gpus))\n", "pass", "starts no TensorFlow runtime"),
+        "session.py": (
+            "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\ntf.Session()\n",
+            "fail",
+            "first session preallocates",
+        ),
+    }
+    for name, (body, _, _) in cases.items():
+        (tmp_path / name).write_text(body)
+    _result, document = verify(str(tmp_path))
+    by_name = {Path(r["script"]).name: r for r in document["results"]}
+    for name, (_, verdict, reason) in cases.items():
+        outcome = by_name[name]
+        assert outcome["simulated_gpus"] == 2, name
+        assert outcome["verdict"] == verdict and reason in outcome["reason"], outcome
+    assert by_name["growth_then_limit.py"]["simulated_devices"][1]["memory_growth"] is True
+    assert by_name["only_lists.py"]["simulated_devices"] is None
+
+    table = run_cli("verify", str(tmp_path / "limits.py"), "--simulate-gpus", "3")
+    assert table.returncode == 0, table.stdout
+    assert "(simulated)" in table.stdout  # the settings column (wrapped in the table)
+    assert "3 simulated GPUs" in table.stdout
+    assert "verdicts: 1 pass, 0 fail, 0 error (on 3 simulated GPUs)" in table.stdout
+    _, off = verify("--simulate-gpus", "0", str(tmp_path / "growth_then_limit.py"))
+    assert off["results"][0]["simulated_gpus"] is None
+    assert off["results"][0]["simulated_devices"] is None

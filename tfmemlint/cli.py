@@ -449,6 +449,16 @@ class _ScriptArgsCommand(click.Command):
     show_default="this interpreter",
     help="The interpreter that runs the scripts.",
 )
+@click.option(
+    "--simulate-gpus",
+    "simulate_gpus",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Without an NVIDIA GPU, run each script as on a machine with N GPUs (TensorFlow's "
+    "device configuration only; ops still run on the CPU). 0: no simulation.",
+)
 @click.pass_context
 def verify(
     ctx: click.Context,
@@ -459,6 +469,7 @@ def verify(
     require_gpu: bool,
     gpu_index: int,
     python: str,
+    simulate_gpus: int,
 ) -> None:
     """Run scripts (default: the bundled fixtures/after) and report the GPU memory settings each
     really got and, on an NVIDIA GPU, the peak memory each held. Arguments after `--` go to
@@ -477,6 +488,7 @@ def verify(
         require_gpu=require_gpu,
         gpu_index=gpu_index,
         python=python,
+        simulate_gpus=simulate_gpus,
         script_args=ctx.meta.get("script_args", []),
     )
     sys.exit(code)

@@ -37,6 +37,7 @@ def main(
     gpu_index: int,
     python: str,
     script_args: Sequence[str],
+    simulate_gpus: int = 0,
 ) -> int:
     if shutil.which(python) is None and not os.path.isfile(python):
         raise click.UsageError(f"--python {python!r} is not an interpreter that can be run")
@@ -57,7 +58,13 @@ def main(
         return 1
 
     options = runner.Options(
-        timeout_s=timeout, python=python, script_args=tuple(script_args), gpu=gpu, nvml=nvml
+        timeout_s=timeout,
+        python=python,
+        script_args=tuple(script_args),
+        gpu=gpu,
+        nvml=nvml,
+        # On a real GPU nothing is simulated (the probe also stands down where TF sees one).
+        simulate_gpus=simulate_gpus if gpu is None else 0,
     )
     compared = baseline is not None
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}

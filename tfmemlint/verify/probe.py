@@ -1,12 +1,14 @@
 """The probe that runs inside each verified script's process.
 
-Usage: python probe.py REPORT_PATH SCRIPT [ARGS...]
+Usage: python probe.py [--simulate-gpus N] REPORT_PATH SCRIPT [ARGS...]
 
 It runs SCRIPT as `__main__` (as `python SCRIPT ARGS...` would) after hooking TensorFlow's entry
 points, and the start of JAX's backends, as they are imported, and at exit writes what it saw to
 REPORT_PATH as JSON. It uses the standard library only, because `verify --python` may run it under
 an interpreter that has no tfmemlint installed, and it never changes what the script computes:
-each hook calls the original and only records.
+each hook calls the original and only records. With `--simulate-gpus N` (a machine without a
+GPU), tf.config's device functions answer as on a machine with N GPUs instead
+(simulated_gpus.py, beside this file, loaded by path for the same reason).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import functools
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import json
 import os
 import runpy
@@ -23,6 +26,7 @@ from typing import Any
 
 _SESSION_MODULE = "tensorflow.python.client.session"
 _CONTEXT_MODULE = "tensorflow.python.eager.context"
+_CONFIG_MODULE = "tensorflow.python.framework.config"
 _SERVER_MODULE = "tensorflow.python.training.server_lib"
 _XLA_BRIDGE_MODULE = "jax._src.xla_bridge"
 _ENV_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
@@ -42,6 +46,9 @@ _state: dict[str, Any] = {
     "jax_environment": None,
     "tf_visible_gpus": None,
     "report": None,
+    "simulate_gpus": 0,
+    # The simulated GPUs (a SimulatedGpus), once TensorFlow's eager context is imported.
+    "simulation": None,
 }
 
 
@@ -93,6 +100,7 @@ def _save(final: bool = False) -> None:
         "jax_environment": _state["jax_environment"] or _jax_variables(),
         "jax_backend": _jax_backend(),
         "keras_backend": _keras_backend(),
+        "simulated_gpus": _simulation_report(),
     }
     temporary = f"{path}.tmp"
     with open(temporary, "w", encoding="utf-8") as handle:
@@ -203,6 +211,8 @@ def _patch_context(module: Any) -> None:
         return result
 
     def set_visible_devices(self: Any, devices: Any, device_type: Any = None) -> Any:
+        if _simulating():  # the simulated GPUs record the call, real devices and all
+            return set_visible(self, devices, device_type)
         # Without a GPU the call changes nothing, so TensorFlow lets it through even after the
         # runtime started (with one it raises): note the order, for the verdict to judge.
         started = _runtime_started()
@@ -219,12 +229,67 @@ def _patch_context(module: Any) -> None:
 
     def initialize(self: Any) -> Any:
         _snapshot_environment()  # the runtime reads the environment as it starts
-        return ensure_initialized(self)
+        simulation = _state["simulation"]
+        starting = (
+            getattr(self, "_context_handle", None) is None
+            and getattr(self, "_is_global_context", True)
+            and _simulating()
+        )
+        if not starting:
+            return ensure_initialized(self)
+        at_start = simulation.runtime_starting(self)  # raises where TensorFlow would
+        result = ensure_initialized(self)
+        if simulation.at_runtime_start is None:
+            simulation.at_runtime_start = at_start
+            _save()
+        return result
 
     context_class.set_memory_growth = set_memory_growth
     context_class.set_logical_device_configuration = set_logical_device_configuration
     context_class.set_visible_devices = set_visible_devices
     context_class.ensure_initialized = initialize
+    if _state["simulate_gpus"]:
+        _state["simulation"] = _load_simulation().SimulatedGpus(
+            _state["simulate_gpus"],
+            module,
+            lambda api, values: _record(_entry(api, api, **values)),
+            _runtime_started,
+        )
+
+
+def _patch_config(module: Any) -> None:
+    """tf.config's device functions, before the API modules import them by name."""
+    if _state["simulation"] is not None:
+        _state["simulation"].install(module)
+
+
+def _load_simulation() -> Any:
+    """simulated_gpus.py, by path: the probe runs where tfmemlint may not be importable."""
+    name = "_tfmemlint_simulated_gpus"
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "simulated_gpus.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _simulating() -> bool:
+    simulation = _state["simulation"]
+    return simulation is not None and simulation.active()
+
+
+def _simulation_report() -> dict[str, Any] | None:
+    """What the simulated GPUs saw; None without them, or where TensorFlow saw a real GPU."""
+    if not _state["simulate_gpus"]:
+        return None
+    simulation = _state["simulation"]
+    if simulation is None:  # TensorFlow never imported: a machine with N GPUs all the same
+        return {"count": _state["simulate_gpus"], "at_runtime_start": None, "errors": []}
+    if simulation.real_gpus:
+        return None
+    return simulation.report()
 
 
 def _patch_server(module: Any) -> None:
@@ -270,6 +335,7 @@ def _patch_xla_bridge(module: Any) -> None:
 _PATCHES = {
     _SESSION_MODULE: _patch_session,
     _CONTEXT_MODULE: _patch_context,
+    _CONFIG_MODULE: _patch_config,
     _SERVER_MODULE: _patch_server,
     _XLA_BRIDGE_MODULE: _patch_xla_bridge,
 }
@@ -310,7 +376,7 @@ def _tensorflow_peak() -> int | None:
     """TensorFlow's own peak of in-use GPU memory, read only where reading it cannot start a
     GPU allocator that the script never started (that would take the GPU at exit)."""
     tensorflow = sys.modules.get("tensorflow")
-    if tensorflow is None:
+    if tensorflow is None or _simulating():  # simulated GPUs hold no memory to read
         return None
     sessions = [
         e for e in _settings if e["api"] in ("Session", "InteractiveSession", "train.Server")
@@ -333,6 +399,8 @@ def _gpus_seen() -> list[str] | None:
     tensorflow = sys.modules.get("tensorflow")
     if tensorflow is None:
         return None
+    if _simulating():
+        return [device.name for device in _state["simulation"].gpus]
     try:
         return [device.name for device in tensorflow.config.list_physical_devices("GPU")]
     except Exception:  # an old or partly imported TensorFlow: not known
@@ -353,6 +421,8 @@ def _tf_visible_gpus() -> list[str] | None:
     context = sys.modules.get(_CONTEXT_MODULE)
     if "tensorflow" not in sys.modules or context is None:
         return None
+    if _simulating():
+        return [device.name for device in _state["simulation"].visible_in_order()]
     try:
         return _visible_gpu_names(context.context())
     except Exception:  # the context cannot be had: not known
@@ -391,7 +461,11 @@ def _keras_backend() -> str | None:
 
 
 def main() -> None:
-    report_path, script, *arguments = sys.argv[1:]
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["--simulate-gpus"]:
+        _state["simulate_gpus"] = int(arguments[1])
+        arguments = arguments[2:]
+    report_path, script, *arguments = arguments
     _state["report"] = report_path
     sys.meta_path.insert(0, _Finder())
     sys.argv = [script, *arguments]

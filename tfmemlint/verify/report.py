@@ -8,7 +8,14 @@ from typing import IO, Any
 
 from tfmemlint.verify.runner import Outcome
 from tfmemlint.verify.sampler import NO_GPU, Gpu
-from tfmemlint.verify.verdict import holders, jax_settings, limits_memory, tensorflow_part
+from tfmemlint.verify.simulated_gpus import short_name
+from tfmemlint.verify.verdict import (
+    holders,
+    jax_settings,
+    limits_memory,
+    simulated_setting,
+    tensorflow_part,
+)
 
 VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold yellow"}
 
@@ -43,6 +50,8 @@ def describe_settings(outcome: Outcome) -> str:
 
 def _describe_tensorflow(outcome: Outcome) -> str:
     entries = outcome.memory_settings
+    if outcome.simulated_devices is not None and not holders(entries):
+        return _describe_simulated(outcome.simulated_devices)
     shown = holders(entries)[:1] or entries
     if outcome.memory_aware and not any(limits_memory(e) for e in shown):
         return tensorflow_part(outcome.reason)  # e.g. hidden GPUs, TF_FORCE_GPU_ALLOW_GROWTH
@@ -60,6 +69,15 @@ def _describe_tensorflow(outcome: Outcome) -> str:
             words.append("no GPU")
     source = shown[0]["source"]
     return f"{', '.join(dict.fromkeys(words)) or 'none'} ({source})"
+
+
+def _describe_simulated(devices: list[dict[str, Any]]) -> str:
+    """Each simulated GPU's setting as the runtime started: "GPU:0 growth, GPU:1 none"."""
+    visible = [d for d in devices if d["visible"]]
+    if not visible:
+        return "GPUs hidden (simulated)"
+    words = ", ".join(f"{short_name(d['name'])} {simulated_setting(d)}" for d in visible)
+    return f"{words} (simulated)"
 
 
 def _peak(outcome: Outcome, gpu: Gpu | None) -> str:
@@ -111,7 +129,14 @@ def write_table(gpu: Gpu | None, outcomes: Sequence[Outcome], out: IO[str], colo
         row += [_verdict(outcome), outcome.reason.split("; ")[0]]
         table.add_row(*row)
     console.print(table)
-    if gpu is None:
+    simulated = sorted({o.simulated_gpus for o in outcomes if o.simulated_gpus})
+    if gpu is None and simulated:
+        count = "/".join(str(n) for n in simulated)
+        console.print(
+            f"{NO_GPU}: each script ran under TensorFlow with {count} simulated GPUs; the "
+            "verdicts judge its device configuration, and GPU memory was not measured."
+        )
+    elif gpu is None:
         console.print(
             f"{NO_GPU}: the settings were verified by running each script under TensorFlow; "
             "GPU memory was not measured."
@@ -119,6 +144,7 @@ def write_table(gpu: Gpu | None, outcomes: Sequence[Outcome], out: IO[str], colo
     else:
         console.print(f"GPU {gpu.index}: {gpu.name}, {size(gpu.total_bytes)}")
     counts = {v: sum(o.verdict == v for o in outcomes) for v in ("pass", "fail", "error")}
+    suffix = f" (on {'/'.join(map(str, simulated))} simulated GPUs)" if simulated else ""
     console.print(
-        f"verdicts: {counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"
+        f"verdicts: {counts['pass']} pass, {counts['fail']} fail, {counts['error']} error{suffix}"
     )

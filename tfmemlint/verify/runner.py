@@ -42,6 +42,10 @@ class Outcome:
     jax_backend: str | None = None
     jax_environment: dict[str, str | None] | None = None
     keras_backend: str | None = None
+    # How many GPUs TensorFlow's device configuration was simulated with (None: none), and
+    # each simulated GPU's settings as the runtime started (None: it never started).
+    simulated_gpus: int | None = None
+    simulated_devices: list[dict[str, Any]] | None = None
     verdict: str = "error"
     reason: str = ""
     output_tail: str = ""
@@ -70,6 +74,8 @@ class Outcome:
             "jax_backend": self.jax_backend,
             "jax_environment": self.jax_environment,
             "keras_backend": self.keras_backend,
+            "simulated_gpus": self.simulated_gpus,
+            "simulated_devices": self.simulated_devices,
             "memory_aware": self.memory_aware,
             "gpu_peak_bytes": self.gpu_peak_bytes,
             "gpu_measurement": self.gpu_measurement,
@@ -90,6 +96,8 @@ class Options:
     gpu: Gpu | None = None
     nvml: Any = None
     adopt_orphans: bool = False
+    # GPUs to simulate in each script (a machine without one); 0: none, as on a real GPU.
+    simulate_gpus: int = 0
 
 
 def _child_env(options: Options) -> dict[str, str]:
@@ -106,7 +114,9 @@ def run_script(script: str, options: Options) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="tfmemlint-verify-") as work:
         report_path = os.path.join(work, "report.json")
         log_path = os.path.join(work, "output.log")
-        command = [options.python, str(PROBE), report_path, script, *options.script_args]
+        simulate = ["--simulate-gpus", str(options.simulate_gpus)] if options.simulate_gpus else []
+        command = [options.python, str(PROBE), *simulate, report_path, script]
+        command += options.script_args
         timed_out = False
         # Read the device's baseline before the launch, so the script's own use is all delta.
         sampler = PeakSampler(options.nvml, options.gpu) if options.gpu is not None else None
@@ -141,6 +151,11 @@ def run_script(script: str, options: Options) -> Outcome:
         outcome.jax_backend = report.get("jax_backend")
         outcome.jax_environment = report.get("jax_environment")
         outcome.keras_backend = report.get("keras_backend")
+        simulated = report.get("simulated_gpus")
+        if simulated is not None:
+            outcome.simulated_gpus = simulated["count"]
+            start = simulated.get("at_runtime_start")
+            outcome.simulated_devices = start["devices"] if start else None
     if sampler is not None:
         outcome.gpu_peak_bytes = sampler.peak_bytes
         outcome.gpu_measurement = sampler.method

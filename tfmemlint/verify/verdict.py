@@ -17,11 +17,18 @@ The rules (the README's "Verdicts" section says the same):
   TensorFlow's figure is missing; no GPU in use: CONTEXT_ALLOWANCE alone. JAX on a GPU adds its
   fraction of the total (JAX's default of 0.75 with preallocation off; all of it for the platform
   allocator, which has no cap).
+- With simulated GPUs (no GPU on this machine), a TF2 program is judged by each simulated GPU's
+  settings as the runtime started: every visible one must have memory growth (as TensorFlow
+  applies it: TF_FORCE_GPU_ALLOW_GROWTH, and no growth once any device has a logical
+  configuration) or a memory limit. A crash after an error that TensorFlow raises on such a
+  machine (and the simulation raised) is a "fail", with that error as the reason.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from tfmemlint.verify.simulated_gpus import ENV_GROWTH, short_name
 
 MIB = 1024 * 1024
 # The CUDA context costs 300-500 MiB per process before any tensor; cuDNN and cuBLAS add more.
@@ -173,6 +180,9 @@ def tensorflow_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, A
         if forced == "false" and limits_memory(first):
             return False, "TF_FORCE_GPU_ALLOW_GROWTH=false overrides allow_growth", first
         return False, f"first {what} preallocates", first
+    simulated = report.get("simulated_gpus")
+    if simulated is not None:
+        return simulated_awareness(simulated)
     if tf_sees_no_gpu(report):
         return True, "TF sees no GPU", None
     if eager_aware:
@@ -203,6 +213,53 @@ def _every_gpu(
     if missing:
         return False, f"memory growth on {len(seen) - len(missing)} of {len(seen)} GPUs", None
     return True, f"{configured}: growth on every GPU ({len(seen)})", None
+
+
+def simulated_setting(device: dict[str, Any]) -> str:
+    """One simulated GPU's setting as the runtime started, in a word or two."""
+    if device["memory_limit_mb"]:
+        return f"limit {sum(device['memory_limit_mb']):g} MB"
+    return "growth" if device["growth_applied"] else "none"
+
+
+def simulated_awareness(simulated: dict[str, Any]) -> tuple[bool, str, None]:
+    """Every GPU visible to the runtime as it started must grow or have a limit."""
+    start = simulated.get("at_runtime_start")
+    if start is None:
+        return True, "starts no TensorFlow runtime", None
+    devices = start["devices"]
+    visible = [d for d in devices if d["visible"]]
+    if not visible:
+        return True, f"TF sees no GPU: all {len(devices)} simulated GPUs hidden", None
+    bare = [d for d in visible if simulated_setting(d) == "none"]
+    if not bare:
+        settings = ", ".join(f"{short_name(d['name'])} {simulated_setting(d)}" for d in visible)
+        return True, f"configured before use, on {len(visible)} simulated GPUs: {settings}", None
+    names = ", ".join(short_name(d["name"]) for d in bare)
+    why = ""
+    if any(d["memory_growth"] for d in bare):
+        if start.get(ENV_GROWTH) == "false":
+            why = f" ({ENV_GROWTH}=false overrides its growth)"
+        elif start["logical_configuration"]:
+            why = " (TensorFlow drops growth once any device has a logical configuration)"
+    return (
+        False,
+        f"simulated {names}: neither memory growth nor a memory limit as the runtime started, "
+        f"so it preallocates{why}",
+        None,
+    )
+
+
+def simulated_error(report: dict[str, Any]) -> str | None:
+    """The last error the simulated GPUs raised, as TensorFlow raises it, in words."""
+    simulated = report.get("simulated_gpus") or {}
+    if not simulated.get("errors"):
+        return None
+    error = simulated["errors"][-1]
+    return (
+        f"{error['api']} raised {error['type']}: {error['message']} "
+        f"(as TensorFlow does on {simulated['count']} GPUs; simulated)"
+    )
 
 
 def holders(settings: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -288,6 +345,9 @@ def decide(
     if timed_out:
         return "error", "timed out", aware
     if exit_code != 0:
+        raised = simulated_error(report)
+        if raised is not None:  # a bug that a machine with GPUs shows: the script's own
+            return "fail", f"exited with status {exit_code} after {raised}", False
         return "error", f"exited with status {exit_code}", aware
     if not aware:
         return "fail", why, aware
