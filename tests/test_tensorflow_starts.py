@@ -542,6 +542,30 @@ def test_a_logical_device_configuration_configures_only_gpus(device: str, config
     assert ("TFM205" in codes(source)) != configures
 
 
+def test_virtual_cpus_get_growth_from_the_allocator_variable(tmp_path: Path) -> None:
+    """TensorFlow passes no growth on once any device has a logical configuration
+    (context.py, `_compute_device_options`), so the growth loop would do nothing there."""
+    source = (
+        "import tensorflow as tf\n\ncpus = tf.config.list_physical_devices('CPU')\n"
+        "tf.config.set_logical_device_configuration(cpus[0], "
+        "[tf.config.LogicalDeviceConfiguration()] * 2)\n\n\n"
+        "def main():\n    print(tf.ones([2]))\n" + MAIN
+    )
+    [(code, message)] = found(source)
+    assert code == "TFM205" and "makes TensorFlow drop `set_memory_growth`" in message
+    result = fixed(source)
+    assert result.startswith(
+        'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n'
+    )
+    assert "set_memory_growth" not in result
+    assert codes(result) == []
+    # as a guest, hiding the GPUs still works
+    guest = "import jax\n" + source.replace(
+        "print(tf.ones([2]))", "print(tf.ones([2]), jax.numpy.ones(1))"
+    )
+    assert "set_visible_devices([], " in fixed(guest)
+
+
 def test_a_fire_class_runs_its_public_methods() -> None:
     source = (
         "import fire\nimport tensorflow as tf\n\n\nclass Trainer:\n"

@@ -87,7 +87,11 @@ UNCONFIGURED_PROGRAM = Rule(
         "overrides growth; when it starts processes (`multiprocessing`), which must not "
         "inherit the CUDA that listing initializes; or under "
         "`--policy fraction=F`: TF2 has no fraction of the GPU to set, only a limit in "
-        "megabytes, which a linter cannot choose for you.",
+        "megabytes, which a linter cannot choose for you. Where the program gives a CPU a "
+        "logical-device configuration (virtual CPUs), TensorFlow passes no memory growth on "
+        "to the runtime (context.py, `_compute_device_options`), so the fix is "
+        '`os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")` before the first '
+        "import of TensorFlow, which the GPU allocator reads whatever the options say.",
         recovery="In a file or notebook cell that needed recovery (TFM904, TFM902), a "
         "statement set aside is not followed: a setting there counts as missing, and a call "
         "that starts the runtime there as absent. " + RECOVERED_FIX,

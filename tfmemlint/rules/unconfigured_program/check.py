@@ -160,10 +160,31 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         )
         yield ctx.finding(rule, message, anchor.statement, fix)
         return
-    why_not = _why_no_fix(ctx, place, walk, start)
     hide = host is not None and ctx.policy.guest == "hide"
+    if not hide and _configures_cpus(ctx):
+        # TensorFlow passes no memory growth on once any device has a logical configuration
+        # (context.py, `_compute_device_options`): only the allocator's variable still holds.
+        why_not = _why_no_env_fix(ctx, walk, start)
+        fix = _growth_env_fix(ctx) if why_not is None else None
+        message += (
+            "; its logical-device configuration of the CPU makes TensorFlow drop "
+            "`set_memory_growth`"
+            + (why_not or ": TF_FORCE_GPU_ALLOW_GROWTH, set before TensorFlow, still holds")
+        )
+        yield ctx.finding(rule, message, anchor.statement, fix)
+        return
+    why_not = _why_no_fix(ctx, place, walk, start)
     fix = _fix(ctx, anchor, place, hide) if why_not is None else None
     yield ctx.finding(rule, message + (why_not or ""), anchor.statement, fix)
+
+
+def _configures_cpus(ctx: FileContext) -> bool:
+    """Whether the module gives a CPU a logical-device configuration anywhere."""
+    names = ctx.names
+    return any(
+        names.api_of(site.node.func, site.scope, site.order) in LIMIT and _on_cpus(ctx, site)
+        for site in names.calls
+    )
 
 
 def _why_no_env_fix(ctx: FileContext, walk: _Walk, start: Start) -> str | None:
