@@ -49,6 +49,8 @@ _state: dict[str, Any] = {
     "simulate_gpus": 0,
     # The simulated GPUs (a SimulatedGpus), once TensorFlow's eager context is imported.
     "simulation": None,
+    # The exception that ended the script, if one did.
+    "escaped": None,
 }
 
 
@@ -103,9 +105,22 @@ def _save(final: bool = False) -> None:
         "simulated_gpus": _simulation_report(),
     }
     temporary = f"{path}.tmp"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(report, handle)
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(report, handle, default=_plain)
+        os.replace(temporary, path)
+    except (OSError, TypeError, ValueError):
+        pass  # the probe must never break the script; the last report written stands
+
+
+def _plain(value: Any) -> Any:
+    """A value JSON has no type for, as one it has: numpy's numbers among them."""
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except (TypeError, ValueError):
+            continue
+    return repr(value)
 
 
 def _record(entry: dict[str, Any]) -> None:
@@ -140,7 +155,12 @@ def _config_values(config: Any, source: str) -> dict[str, Any]:
 
 
 def _record_session(
-    session: Any, given: Any, target: Any, runtime_started: bool, module: Any
+    session: Any,
+    given: Any,
+    target: Any,
+    runtime_started: bool,
+    module: Any,
+    simulated: dict[str, Any] | None = None,
 ) -> None:
     """Record the config the session really holds; `given` is what the caller passed."""
     config = getattr(session, "_config", None)
@@ -152,6 +172,8 @@ def _record_session(
     else:
         source = "ConfigProto"
     values = _config_values(config, source)
+    if simulated is not None:
+        values["simulated_options"] = simulated
     _record(
         _entry(
             api, source, runtime_started_before=runtime_started, target=_target(target), **values
@@ -167,9 +189,12 @@ def _patch_session(module: Any) -> None:
         _snapshot_environment()
         # An eager runtime started earlier already holds the GPU with its own options.
         started = _runtime_started()
+        # Without a config, TF2 hands the session the eager context's GPU options (session.py):
+        # on simulated GPUs, theirs, computed as TensorFlow computes them (and raising as it does).
+        simulated = _simulated_options() if config is None and _simulating() else None
         original_base(self, target, graph, config)
         try:
-            _record_session(self, config, target, started, module)
+            _record_session(self, config, target, started, module, simulated)
         except Exception as exc:  # the probe must never break the script
             _record(_entry(type(self).__name__, f"unreadable config: {exc}"))
 
@@ -275,6 +300,12 @@ def _load_simulation() -> Any:
     return module
 
 
+def _simulated_options() -> dict[str, Any]:
+    """The simulated GPUs' options as the eager context would compute them now."""
+    context = sys.modules[_CONTEXT_MODULE].context()
+    return _state["simulation"].runtime_starting(context)  # type: ignore[no-any-return]
+
+
 def _simulating() -> bool:
     simulation = _state["simulation"]
     return simulation is not None and simulation.active()
@@ -289,7 +320,7 @@ def _simulation_report() -> dict[str, Any] | None:
         return {"count": _state["simulate_gpus"], "at_runtime_start": None, "errors": []}
     if simulation.real_gpus:
         return None
-    return simulation.report()
+    return simulation.report(_state.get("escaped"))
 
 
 def _patch_server(module: Any) -> None:
@@ -474,6 +505,9 @@ def main() -> None:
     _save()
     try:
         runpy.run_path(script, run_name="__main__")
+    except BaseException as escaped:
+        _state["escaped"] = escaped  # what ended the script, for the simulation's report
+        raise
     finally:
         # Threads the script left running may still create sessions: wait for them, as Python
         # itself does at exit. Then report, before TensorFlow's own exit handlers tear it down.

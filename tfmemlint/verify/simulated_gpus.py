@@ -37,7 +37,10 @@ ENV_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
 LIBRARY_PACKAGES = frozenset(
     {"tensorflow", "keras", "tf_keras", "keras_hub", "keras_nlp", "keras_cv"}
 )
-LIBRARY_PREFIXES = ("tensorflow_",)  # tensorflow_hub, tensorflow_datasets, ...
+# tensorflow_hub, tensorflow_datasets, ...: installed ones (a project's own `tensorflow_utils.py`
+# is the program's code, and sees the simulated GPUs).
+LIBRARY_PREFIXES = ("tensorflow_",)
+INSTALLED = ("site-packages", "dist-packages")
 # The tf.config functions that answer from the simulated machine.
 SIMULATED_FUNCTIONS = (
     "list_physical_devices",
@@ -49,12 +52,20 @@ SIMULATED_FUNCTIONS = (
     "get_logical_device_configuration",
     "set_logical_device_configuration",
     "get_device_details",
+    "get_memory_info",
+    "reset_memory_stats",
+    "get_memory_usage",
 )
 
 
-def is_library(module_name: str) -> bool:
+def is_library(module_name: str, path: str | None = None) -> bool:
+    """Whether code of this module (from the file `path`) is a library's, which sees the real
+    machine."""
     top = module_name.split(".", 1)[0]
-    return top in LIBRARY_PACKAGES or top.startswith(LIBRARY_PREFIXES)
+    if top in LIBRARY_PACKAGES:
+        return True
+    parts = os.path.normpath(path or "").split(os.sep)
+    return top.startswith(LIBRARY_PREFIXES) and any(part in INSTALLED for part in parts)
 
 
 def visible_count(machine: int, cuda_visible_devices: str | None) -> int:
@@ -100,7 +111,8 @@ class SimulatedGpus:
         self.growth: dict[Any, Any] = {}
         self.virtual: dict[Any, Any] = {}
         self.at_runtime_start: dict[str, Any] | None = None
-        self.errors: list[dict[str, str]] = []
+        self.errors: list[dict[str, Any]] = []
+        self.raised: list[BaseException] = []  # the exceptions behind `errors`, in order
         self.real_gpus: bool | None = None  # None: not looked yet
 
     # -- set-up -----------------------------------------------------------------------------
@@ -115,8 +127,10 @@ class SimulatedGpus:
     def _dispatch(self, original: Callable[..., Any], simulated: Callable[..., Any]) -> Any:
         @functools.wraps(original)
         def api(*args: Any, **kwargs: Any) -> Any:
-            caller = sys._getframe(1).f_globals.get("__name__") or ""
-            if is_library(caller) or not self.active():
+            caller = sys._getframe(1).f_globals
+            if is_library(caller.get("__name__") or "", caller.get("__file__")) or not (
+                self.active()
+            ):
                 return original(*args, **kwargs)
             return simulated(*args, **kwargs)
 
@@ -139,8 +153,10 @@ class SimulatedGpus:
         return not self.real_gpus
 
     def _raise(self, kind: type[Exception], message: str, api: str) -> None:
+        error = kind(message)
         self.errors.append({"api": api, "type": kind.__name__, "message": message})
-        raise kind(message)
+        self.raised.append(error)
+        raise error
 
     def _unrecognized(self, device: Any, api: str) -> None:
         self._raise(ValueError, UNRECOGNIZED % repr(device), api)
@@ -233,7 +249,34 @@ class SimulatedGpus:
     def get_device_details(self, device: Any) -> dict[str, Any]:
         if device not in self.growth:
             return self.real["get_device_details"](device)
-        return {"device_name": f"simulated {short_name(device.name)} (tfmemlint verify)"}
+        # A GPU's details hold its compute capability, which mixed-precision checks read: that
+        # of a data-centre GPU (8.0), so they take their GPU branch.
+        return {
+            "device_name": f"simulated {short_name(device.name)} (tfmemlint verify)",
+            "compute_capability": (8, 0),
+        }
+
+    def _logical_gpu(self, device: Any) -> bool:
+        """Whether `device` ("GPU:1", "/device:GPU:1") names a simulated logical GPU; the
+        runtime starts first, as TensorFlow's own call starts it."""
+        self.real["list_logical_devices"]()
+        name = str(device).split("device:", 1)[-1].upper()
+        logical = self.list_logical_devices("GPU")
+        return name.startswith("GPU:") and any(short_name(d.name) == name for d in logical)
+
+    def get_memory_info(self, device: Any) -> dict[str, int]:
+        if not self._logical_gpu(device):
+            return self.real["get_memory_info"](device)  # type: ignore[no-any-return]
+        return {"current": 0, "peak": 0}  # simulated: nothing is ever allocated on it
+
+    def reset_memory_stats(self, device: Any) -> None:
+        if not self._logical_gpu(device):
+            self.real["reset_memory_stats"](device)
+
+    def get_memory_usage(self, device: Any) -> int:
+        if not self._logical_gpu(device):
+            return self.real["get_memory_usage"](device)  # type: ignore[no-any-return]
+        return 0
 
     # -- the runtime start ------------------------------------------------------------------
     def visible_in_order(self) -> list[Any]:
@@ -270,9 +313,19 @@ class SimulatedGpus:
             ENV_GROWTH: forced,
         }
 
-    def report(self) -> dict[str, Any]:
+    def report(self, escaped: BaseException | None = None) -> dict[str, Any]:
+        """What was simulated; each error says whether it ended the script (`escaped`, the
+        exception that did, or one it was raised from or during)."""
+        chain = []
+        while escaped is not None and all(escaped is not seen for seen in chain):
+            chain.append(escaped)
+            escaped = escaped.__cause__ or escaped.__context__
+        errors = [
+            {**error, "escaped": any(raised is seen for seen in chain)}
+            for error, raised in zip(self.errors, self.raised, strict=True)
+        ]
         return {
             "count": self.machine_gpus,
             "at_runtime_start": self.at_runtime_start,
-            "errors": self.errors,
+            "errors": errors,
         }

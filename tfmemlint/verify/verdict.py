@@ -144,7 +144,12 @@ def tensorflow_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, A
     forced = environment.get("TF_FORCE_GPU_ALLOW_GROWTH")
     visible = environment.get("CUDA_VISIBLE_DEVICES")
     settings = report.get("memory_settings") or []
-    if visible is not None and visible.strip() in ("", "-1"):
+    simulated = report.get("simulated_gpus")
+    started = simulated.get("at_runtime_start") if simulated is not None else None
+    # Simulated GPUs took CUDA_VISIBLE_DEVICES as CUDA does, when they were first listed: a
+    # later setting hides nothing, and the GPUs as the runtime started say what it hid.
+    hidden = visible is not None and visible.strip() in ("", "-1")
+    if hidden and started is None:
         return True, "GPUs hidden by CUDA_VISIBLE_DEVICES", None
     if forced == "true":
         return True, "TF_FORCE_GPU_ALLOW_GROWTH=true", None
@@ -172,6 +177,23 @@ def tensorflow_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, A
     eager_aware = any(aware(e) for e in eager)
     if sessions:
         first = sessions[0]
+        if simulated is not None and first.get("simulated_options") is not None:
+            # TF2 gave the session without a config the eager context's GPU options.
+            aware_now, why, _ = simulated_awareness(
+                {"at_runtime_start": first["simulated_options"]}
+            )
+            held = "limits GPU memory" if aware_now else "preallocates"
+            return (
+                aware_now,
+                f"first session {held}, with the eager context's options: {why}",
+                first,
+            )
+        if started is not None and first.get("runtime_started_before"):
+            # The runtime holds the GPUs with the options it started with, GPU by GPU.
+            aware_now, why, _ = simulated_awareness(simulated)
+            if aware_now:
+                return aware_now, why, None
+            return False, f"the eager runtime took the GPU before the first session: {why}", first
         if first.get("runtime_started_before") and not eager_aware:
             return False, "the eager runtime took the GPU before the first session", first
         what = "server" if first["api"] == "train.Server" else "session"
@@ -180,7 +202,6 @@ def tensorflow_awareness(report: dict[str, Any]) -> tuple[bool, str, dict[str, A
         if forced == "false" and limits_memory(first):
             return False, "TF_FORCE_GPU_ALLOW_GROWTH=false overrides allow_growth", first
         return False, f"first {what} preallocates", first
-    simulated = report.get("simulated_gpus")
     if simulated is not None:
         return simulated_awareness(simulated)
     if tf_sees_no_gpu(report):
@@ -229,6 +250,8 @@ def simulated_awareness(simulated: dict[str, Any]) -> tuple[bool, str, None]:
         return True, "starts no TensorFlow runtime", None
     devices = start["devices"]
     visible = [d for d in devices if d["visible"]]
+    if not devices:
+        return True, "TF sees no GPU: CUDA_VISIBLE_DEVICES hides them all", None
     if not visible:
         return True, f"TF sees no GPU: all {len(devices)} simulated GPUs hidden", None
     bare = [d for d in visible if simulated_setting(d) == "none"]
@@ -253,9 +276,11 @@ def simulated_awareness(simulated: dict[str, Any]) -> tuple[bool, str, None]:
 def simulated_error(report: dict[str, Any]) -> str | None:
     """The last error the simulated GPUs raised, as TensorFlow raises it, in words."""
     simulated = report.get("simulated_gpus") or {}
-    if not simulated.get("errors"):
+    # Only one that ended the script: one it caught and went on from is no bug of its own.
+    escaped = [error for error in simulated.get("errors") or () if error.get("escaped")]
+    if not escaped:
         return None
-    error = simulated["errors"][-1]
+    error = escaped[-1]
     return (
         f"{error['api']} raised {error['type']}: {error['message']} "
         f"(as TensorFlow does on {simulated['count']} GPUs; simulated)"
