@@ -132,7 +132,12 @@ def test_every_fixed_fixture_passes_with_its_settings_recorded(fixtures_verified
         if name == "virtual_cpus.py":  # see DROPPED_GROWTH
             assert outcome["verdict"] == "pass", outcome
             assert outcome["reason"].startswith("TF_FORCE_GPU_ALLOW_GROWTH=true"), outcome
-            assert outcome["memory_settings"][0] == VIRTUAL_CPUS
+            # the variable, as the runtime read it, and the CPU's logical configuration
+            assert [s["source"] for s in outcome["memory_settings"]] == [
+                "TF_FORCE_GPU_ALLOW_GROWTH",
+                "set_logical_device_configuration",
+            ]
+            assert outcome["memory_settings"][1] == VIRTUAL_CPUS
             assert [d["memory_growth"] for d in outcome["simulated_devices"]] == [None, None]
             assert [d["growth_applied"] for d in outcome["simulated_devices"]] == [True, True]
             continue
