@@ -2,9 +2,9 @@
 (keras/src/backend/config.py): `KERAS_BACKEND`, else `keras.json`, else "tensorflow".
 
 In order: a literal `os.environ["KERAS_BACKEND"]` (or `setdefault`, `update`) set in the module
-before its first import of Keras; in a notebook, a `%env KERAS_BACKEND=...` line above
-that import; the
-configuration's `keras-backend` (for `keras.json` or the shell); otherwise Keras's default.
+before its first import of Keras; in a notebook, a `%env KERAS_BACKEND=...` line above that
+import; the configuration's `keras-backend` (for `keras.json` or the shell); otherwise Keras's
+default.
 """
 
 from __future__ import annotations

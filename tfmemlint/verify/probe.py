@@ -300,10 +300,17 @@ def _load_simulation() -> Any:
     return module
 
 
-def _simulated_options() -> dict[str, Any]:
-    """The simulated GPUs' options as the eager context would compute them now."""
-    context = sys.modules[_CONTEXT_MODULE].context()
-    return _state["simulation"].runtime_starting(context)  # type: ignore[no-any-return]
+def _simulated_options() -> dict[str, Any] | None:
+    """The simulated GPUs' options as the eager context would compute them now; it raises only
+    what TensorFlow raises there (None where the probe itself failed)."""
+    simulation = _state["simulation"]
+    try:
+        context = sys.modules[_CONTEXT_MODULE].context()
+        return simulation.runtime_starting(context)  # type: ignore[no-any-return]
+    except Exception as exc:
+        if any(exc is raised for raised in simulation.raised):
+            raise  # TensorFlow's own error, as its `context.config` raises it
+        return None  # the probe must never break the script
 
 
 def _simulating() -> bool:
