@@ -79,7 +79,7 @@ def keras_backend(ctx: FileContext) -> KerasBackend:
     lines = list(env_lines(ctx.layout, (KERAS_BACKEND,)))
     import_row = _row(ctx, first) if lines else None
     for line in lines:
-        is_late = import_row is not None and line.row is not None and line.row > import_row
+        is_late = import_row is not None and line.row > import_row
         (late_lines if is_late else early_lines).append(line)
     name, how = _read(ctx, settings, before, early_lines)
     result = KerasBackend(name, how, first, late, tuple(late_lines))

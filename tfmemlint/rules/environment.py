@@ -6,7 +6,7 @@ only `names`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -26,17 +26,14 @@ _ENV_LINE = re.compile(r"^[ \t]*%(?:env|set_env)[ \t]+(\w+)[ \t]*[= \t][ \t]*(\S
 class EnvLine(NamedTuple):
     variable: str
     value: str  # unquoted
-    row: int | None  # the row of the checked text that stands in for the line (None: unknown)
+    row: int  # the row of the checked text that stands in for the line
 
 
 def env_lines(layout: Layout, wanted: Collection[str]) -> Iterator[EnvLine]:
     """Each `%env` line among a notebook's IPython lines that sets one of the `wanted`
     variables, in order."""
     lines = layout.set_aside.split("\n") if layout.set_aside else []
-    rows: Sequence[int | None] = layout.set_aside_rows
-    if len(rows) != len(lines):
-        rows = [None] * len(lines)
-    for line, row in zip(lines, rows, strict=True):
+    for line, row in zip(lines, layout.set_aside_rows, strict=True):
         match = _ENV_LINE.match(line)
         if match is not None and match[1] in wanted:
             yield EnvLine(match[1], match[2].strip("'\""), row)

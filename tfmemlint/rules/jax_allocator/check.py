@@ -149,7 +149,7 @@ def _set_after_start(ctx: FileContext, settings: Sequence[EnvSetting]) -> Iterat
     module = ctx.names.module_scope
     late = [s for s in settings if s.scope is module]
     # a notebook's `%env` lines, in the cells after the start
-    lines = [line for line in env_lines(ctx.layout, VARIABLES) if line.row is not None]
+    lines = list(env_lines(ctx.layout, VARIABLES))
     if not late and not lines:
         return
     start = _first_start(ctx)
@@ -168,7 +168,7 @@ def _set_after_start(ctx: FileContext, settings: Sequence[EnvSetting]) -> Iterat
         if setting.order > start.order:
             yield ctx.finding(CONFIGURED_AFTER_START, message(setting.variable), setting.node, None)
     for line in lines:
-        if line.row is not None and line.row > row:
+        if line.row > row:
             where = ctx.indented_start(line.row)
             yield ctx.finding_at(CONFIGURED_AFTER_START, message(line.variable), where)
 

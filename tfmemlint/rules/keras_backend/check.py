@@ -33,7 +33,7 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         if not _same(setting.text, backend.name):
             yield ctx.finding(BACKEND_SET_TOO_LATE, message, setting.node, None)
     for line in backend.late_lines:
-        if line.row is not None and not _same(line.value, backend.name):
+        if not _same(line.value, backend.name):
             # the row holds a placeholder, indented as the line was
             yield ctx.finding_at(BACKEND_SET_TOO_LATE, message, ctx.indented_start(line.row))
 

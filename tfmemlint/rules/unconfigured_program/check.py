@@ -151,31 +151,41 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         )
         message += f" (Keras runs on TensorFlow, its default backend: {told})"
     assert anchor.statement is not None
-    if _is_keras(anchor) and not any(word in ctx.text for word in _KERAS3_WORDS):
-        # Keras 2 ran on TensorFlow 1 too, which has no `tf.config.list_physical_devices`.
-        why_not = _why_no_env_fix(ctx, walk, start)
-        fix = _growth_env_fix(ctx) if why_not is None else None
-        message += "; this may be Keras 2 on TensorFlow 1, which has no `tf.config` growth" + (
-            why_not or ": TF_FORCE_GPU_ALLOW_GROWTH, set before TensorFlow, serves both"
-        )
-        yield ctx.finding(rule, message, anchor.statement, fix)
-        return
     hide = host is not None and ctx.policy.guest == "hide"
-    if not hide and _configures_cpus(ctx):
-        # TensorFlow passes no memory growth on once any device has a logical configuration
-        # (context.py, `_compute_device_options`): only the allocator's variable still holds.
+    without_tf_config = _why_growth_needs_the_variable(ctx, anchor, hide)
+    if without_tf_config is not None:
+        # Where `tf.config` growth would not hold, the allocator's variable still does.
+        why, holds = without_tf_config
         why_not = _why_no_env_fix(ctx, walk, start)
         fix = _growth_env_fix(ctx) if why_not is None else None
-        message += (
-            "; its logical-device configuration of the CPU makes TensorFlow drop "
-            "`set_memory_growth`"
-            + (why_not or ": TF_FORCE_GPU_ALLOW_GROWTH, set before TensorFlow, still holds")
-        )
+        message += why + (why_not or f": TF_FORCE_GPU_ALLOW_GROWTH, set before TensorFlow, {holds}")
         yield ctx.finding(rule, message, anchor.statement, fix)
         return
     why_not = _why_no_fix(ctx, place, walk, start)
     fix = _fix(ctx, anchor, place, hide) if why_not is None else None
     yield ctx.finding(rule, message + (why_not or ""), anchor.statement, fix)
+
+
+def _why_growth_needs_the_variable(
+    ctx: FileContext, anchor: Binding, hide: bool
+) -> tuple[str, str] | None:
+    """Why `tf.config` growth would not hold here, and what the variable does instead; None
+    where it would."""
+    if _is_keras(anchor) and not any(word in ctx.text for word in _KERAS3_WORDS):
+        # Keras 2 ran on TensorFlow 1 too, which has no `tf.config.list_physical_devices`.
+        return (
+            "; this may be Keras 2 on TensorFlow 1, which has no `tf.config` growth",
+            "serves both",
+        )
+    if not hide and _configures_cpus(ctx):
+        # TensorFlow passes no memory growth on once any device has a logical configuration
+        # (context.py, `_compute_device_options`).
+        why = (
+            "; its logical-device configuration of the CPU makes TensorFlow drop "
+            "`set_memory_growth`"
+        )
+        return why, "still holds"
+    return None
 
 
 def _configures_cpus(ctx: FileContext) -> bool:
