@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tfmemlint.model import Finding
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +44,7 @@ def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
 
 def codes(source: str, filename: str = "t.py", settings: Settings | None = None) -> list[str]:
     """The codes of the findings in `source` (dedented), by default under the default settings."""
-    chosen = settings if settings is not None else Settings.default()
+    chosen = settings if settings is not None else Settings.default(ALL_RULES)
     return [f.code for f in lint_text(filename, textwrap.dedent(source), chosen)]
 
 
@@ -51,7 +52,7 @@ def fixed(source: str, settings: Settings | None = None) -> str:
     """What fixing `source` (dedented) makes of it, by default under the default settings."""
     from tfmemlint.engine import fix_text
 
-    chosen = settings if settings is not None else Settings.default()
+    chosen = settings if settings is not None else Settings.default(ALL_RULES)
     return fix_text("t.py", textwrap.dedent(source), chosen)[0]
 
 

@@ -17,6 +17,7 @@ import pytest
 from tests.conftest import run_cli
 from tfmemlint import cache as cache_module
 from tfmemlint.cache import ResultCache
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.runner import Run
 from tfmemlint.settings import Settings
 
@@ -89,7 +90,7 @@ def test_a_just_written_file_is_verified_by_its_hash(tmp_path: Path) -> None:
     """A file changed within the clock's tick of being read could change again unseen: its
     entry is not trusted on its stat alone (git's racy-file rule)."""
     root = tree(tmp_path, {"a.py": BARE})
-    settings = Settings.default()
+    settings = Settings.default(ALL_RULES)
     store = ResultCache(str(tmp_path / "cache"))
     list(Run([str(root / "a.py")], settings, "check", cache=store))
     store.save()
@@ -118,14 +119,17 @@ def test_another_version_of_the_tool_starts_afresh(
 ) -> None:
     root = tree(tmp_path, {"a.py": BARE})
     store = ResultCache(str(tmp_path / "cache"))
-    list(Run([str(root / "a.py")], Settings.default(), "check", cache=store))
+    list(Run([str(root / "a.py")], Settings.default(ALL_RULES), "check", cache=store))
     store.save()
     stat = os.stat(root / "a.py")
     same = ResultCache(str(tmp_path / "cache"))
-    assert same.lookup(str(root / "a.py"), Settings.default(), stat, lambda: BARE.encode())
+    assert same.lookup(str(root / "a.py"), Settings.default(ALL_RULES), stat, lambda: BARE.encode())
     monkeypatch.setattr(cache_module, "__version__", "999.0")
     newer = ResultCache(str(tmp_path / "cache"))
-    assert newer.lookup(str(root / "a.py"), Settings.default(), stat, lambda: BARE.encode()) is None
+    assert (
+        newer.lookup(str(root / "a.py"), Settings.default(ALL_RULES), stat, lambda: BARE.encode())
+        is None
+    )
 
 
 def test_no_cache_writes_nothing_and_a_broken_cache_is_ignored(tmp_path: Path) -> None:
@@ -203,7 +207,7 @@ def test_trust_is_judged_at_read_time_not_at_store_time(tmp_path: Path) -> None:
     stat = os.stat(path)
     store = ResultCache(str(tmp_path / "cache"))
     read_soon_after = max(stat.st_mtime_ns, stat.st_ctime_ns) + 1_000_000_000
-    store.store(str(path), Settings.default(), stat, BARE.encode(), [], read_soon_after)
+    store.store(str(path), Settings.default(ALL_RULES), stat, BARE.encode(), [], read_soon_after)
     store.save()
     [entry] = marshal.loads((tmp_path / "cache" / "results.marshal").read_bytes())["files"].values()
     assert entry[cache_module.TRUSTED] is False
@@ -337,7 +341,7 @@ def test_a_result_served_but_then_not_read_is_not_recorded(
 
     root = tree(tmp_path, {"a.py": BARE})
     settled(root)
-    items, settings = [str(root / "a.py")], Settings.default()
+    items, settings = [str(root / "a.py")], Settings.default(ALL_RULES)
     first = ResultCache(str(tmp_path / "cache"))
     list(Run(items, settings, "check", cache=first))
     first.save()

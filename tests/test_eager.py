@@ -10,18 +10,19 @@ import pytest
 
 from tests.conftest import lint_text
 from tfmemlint.engine import fix_text
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
 HEAD = 'import tensorflow as tf\ngpus = tf.config.list_physical_devices("GPU")\n'
 
 
 def lint(source: str) -> list[tuple[int, str]]:
-    found = lint_text("t.py", textwrap.dedent(source), Settings.default())
+    found = lint_text("t.py", textwrap.dedent(source), Settings.default(ALL_RULES))
     return [(f.location.row, f.code) for f in found]
 
 
 def fixed(source: str) -> str:
-    return fix_text("t.py", textwrap.dedent(source), Settings.default())[0]
+    return fix_text("t.py", textwrap.dedent(source), Settings.default(ALL_RULES))[0]
 
 
 def test_growth_on_the_first_gpu_becomes_a_loop() -> None:
@@ -79,7 +80,7 @@ def test_configuration_after_initialization(initializer: str) -> None:
         "for gpu in gpus:\n    tf.config.experimental.set_memory_growth(gpu, True)\n"
     )
     assert [code for _, code in lint(source)] == ["TFM203"]
-    [finding] = lint_text("t.py", source, Settings.default())
+    [finding] = lint_text("t.py", source, Settings.default(ALL_RULES))
     assert f"on line {initializer.count(chr(10)) + 2} initialized the runtime" in finding.message
 
 
@@ -153,7 +154,7 @@ def test_a_move_that_would_break_a_dependency_is_not_offered() -> None:
         "import tensorflow as tf\nx = tf.constant(1.0)\nwanted = len(str(x))\n"
         'gpus = tf.config.list_physical_devices("GPU")[:wanted]\n' + GROWTH_LOOP
     )
-    [finding] = lint_text("t.py", source, Settings.default())
+    [finding] = lint_text("t.py", source, Settings.default(ALL_RULES))
     assert finding.code == "TFM203" and finding.fix is None
     assert fixed(source) == source
 

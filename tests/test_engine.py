@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from tests.test_walk import SOURCES
 from tfmemlint import engine
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
 SESSION = "import tensorflow as tf\nsess = tf.Session()\n"
@@ -35,7 +36,7 @@ def test_the_unchecked_parse_builds_the_same_trees_and_restores_the_check() -> N
 
 @pytest.mark.parametrize("text", [SESSION, "def ("])
 def test_the_cycle_collector_is_back_after_each_file(text: str) -> None:
-    default = Settings.default()
+    default = Settings.default(ALL_RULES)
     for entry in (engine.lint_text, engine.fix_text):
         assert gc.isenabled()
         with contextlib.suppress(cst.ParserSyntaxError):
@@ -46,7 +47,7 @@ def test_the_cycle_collector_is_back_after_each_file(text: str) -> None:
 def test_a_paused_collector_stays_paused() -> None:
     gc.disable()
     try:
-        engine.lint_text("a.py", SESSION, Settings.default())
+        engine.lint_text("a.py", SESSION, Settings.default(ALL_RULES))
         assert not gc.isenabled()
     finally:
         gc.enable()
@@ -113,7 +114,9 @@ def test_parses_in_threads_leave_the_check_on() -> None:
 
 
 def _context_before(text: str) -> engine.FileContext:
-    context = engine.FileContext("a.py", text, engine.parse(text), Settings.default().policy)
+    context = engine.FileContext(
+        "a.py", text, engine.parse(text), Settings.default(ALL_RULES).policy
+    )
     assert context.statement_extents() is None  # positions are worked out only on demand
     context.span(context.module)  # as a rule does for a finding
     return context
@@ -251,7 +254,7 @@ def test_a_fix_of_every_fixture_builds_libcsts_own_trees(monkeypatch: pytest.Mon
         return tree
 
     monkeypatch.setattr(engine, "_reparse", compared)
-    default = Settings.default()
+    default = Settings.default(ALL_RULES)
     for path in sorted((ROOT / "fixtures" / "before").glob("*.py")):
         with contextlib.suppress(engine.UnfaithfulParseError, UnicodeDecodeError):
             engine.fix_text(str(path), path.read_text(encoding="utf-8"), default)

@@ -10,13 +10,14 @@ import pytest
 
 from tests.conftest import lint_text
 from tfmemlint.engine import fix_text
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Policy, Settings, select_rules
 
 GROWTH = "ConfigProto(gpu_options={p}GPUOptions(allow_growth=True))"
 
 
 def settings(*select: str) -> Settings:
-    return Settings(Policy(), select_rules(extend_select=select))
+    return Settings(Policy(), select_rules(ALL_RULES, extend_select=select))
 
 
 def codes(source: str, *select: str) -> list[str]:
@@ -181,7 +182,9 @@ def test_contrib_learn_run_config_defaults_to_the_whole_gpu() -> None:
     assert "session_config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))" in fixed(
         source
     )
-    capped = fix_text("t.py", source, Settings(Policy.parse("fraction=0.3"), select_rules()))[0]
+    capped = fix_text(
+        "t.py", source, Settings(Policy.parse("fraction=0.3"), select_rules(ALL_RULES))
+    )[0]
     assert "RunConfig(model_dir='/m', gpu_memory_fraction=0.3)" in capped
     assert (
         codes("import tensorflow as tf\nrc = tf.contrib.learn.RunConfig(gpu_memory_fraction=0.5)\n")

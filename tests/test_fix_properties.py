@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT, lint_text
 from tfmemlint.engine import UnfaithfulParseError, fix_text
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings, select_rules
 
@@ -71,7 +72,7 @@ def _is_subsequence(small: str, big: str) -> bool:
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(session_programs())
 def test_fix_keeps_every_byte_and_settles(source: str) -> None:
-    default = Settings.default()
+    default = Settings.default(ALL_RULES)
     assert [f.code for f in lint_text("p.py", source, default)] in (["TFM101"], ["TFM102"])
     fixed, count, remaining = fix_text("p.py", source, default)
     assert count == 1 and remaining == []
@@ -90,7 +91,7 @@ SOURCES = sorted(
 def test_remaining_findings_are_what_a_fresh_lint_finds(policy: str) -> None:
     """fix_text reports what is left without parsing its result again when every finding's
     fix went in; a fresh lint of the fixed text must find exactly that."""
-    chosen = Settings(Policy.parse(policy), select_rules(extend_select=["TFM"]))
+    chosen = Settings(Policy.parse(policy), select_rules(ALL_RULES, extend_select=["TFM"]))
     compared = 0
     for path in SOURCES:
         text = path.read_bytes().decode("utf-8", "replace")
@@ -111,7 +112,7 @@ def test_a_fix_can_bring_a_finding_of_its_own() -> None:
         "a = tf.Session()  # tfmemlint: ignore\n"
         "b = tf.Session()\n"
     )
-    default = Settings.default()
+    default = Settings.default(ALL_RULES)
     fixed, count, remaining = fix_text("p.py", source, default)
     assert count == 1
     assert [f.code for f in remaining] == ["TFM401"]
@@ -120,7 +121,7 @@ def test_a_fix_can_bring_a_finding_of_its_own() -> None:
 
 def test_fixture_pairs_leave_what_a_fresh_lint_finds() -> None:
     """Two fixtures in one file: sessions that meet each other's fixes."""
-    default = Settings.default()
+    default = Settings.default(ALL_RULES)
     befores = sorted((ROOT / "fixtures" / "before").glob("*.py"))
     compared = 0
     for first, second in itertools.pairwise(befores):

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.conftest import ROOT
 from tfmemlint import runner
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
 EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))
@@ -33,7 +34,7 @@ def _is_subsequence(small: str, big: str) -> bool:
 
 def _check_planted(source: str) -> None:
     """The whole contract, on one text that holds exactly one planted bare session."""
-    default = Settings.default()
+    default = Settings.default(ALL_RULES)
     result, _ = runner.check_bytes("p.py", source.encode("utf-8"), default, "fix")
     if libcst.parse_module(source).code.rstrip("\r\n") != source.rstrip("\r\n"):
         # libcst drops a few rare spellings; then the file is reported, never touched.
@@ -144,7 +145,7 @@ def test_sessions_planted_in_the_projects_own_files(seed: int) -> None:
             continue  # e.g. between an `if` and its `elif`: not a place a statement can go
         # Only the planted session may be a finding: the file itself is clean (or a fixture).
         baseline, _ = runner.check_bytes(
-            "p.py", (IMPORT + text).encode(), Settings.default(), "check"
+            "p.py", (IMPORT + text).encode(), Settings.default(ALL_RULES), "check"
         )
         if baseline.findings:
             continue

@@ -14,11 +14,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Policy, Settings, select_rules
 
-DEFAULT = Settings.default()
-ALL_JAX = Settings(Policy(), select_rules(extend_select=["TFM209"]))
-SHELL_SETS_IT = Settings(Policy(jax_preallocate=False), select_rules(extend_select=["TFM209"]))
+DEFAULT = Settings.default(ALL_RULES)
+ALL_JAX = Settings(Policy(), select_rules(ALL_RULES, extend_select=["TFM209"]))
+SHELL_SETS_IT = Settings(
+    Policy(jax_preallocate=False), select_rules(ALL_RULES, extend_select=["TFM209"])
+)
 MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
 JAX_ONLY = "import jax\nimport jax.numpy as jnp\n\n\ndef main():\n    print(jnp.zeros(3))\n" + MAIN
 
@@ -70,7 +73,7 @@ def test_keras_on_jax_is_reported_by_default() -> None:
         'import os\n\nos.environ["KERAS_BACKEND"] = "jax"\n\n'
         'os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")\nimport keras\n'
     )
-    on_jax = Settings(Policy(keras_backend="jax"), select_rules())
+    on_jax = Settings(Policy(keras_backend="jax"), select_rules(ALL_RULES))
     plain = "import keras\n\n\ndef main():\n    keras.Sequential([])\n" + MAIN
     assert codes(plain, settings=on_jax) == ["TFM208"]
 
@@ -144,7 +147,7 @@ def test_a_notebook_env_line_is_configuration(tmp_path: Path) -> None:
 
 
 def test_the_fraction_policy_sets_the_fraction() -> None:
-    half = Settings(Policy(0.5), select_rules(extend_select=["TFM209"]))
+    half = Settings(Policy(0.5), select_rules(ALL_RULES, extend_select=["TFM209"]))
     assert 'os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.5")\n' in fixed(
         JAX_ONLY, half
     )

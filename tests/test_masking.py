@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import lint_text, run_cli
 from tfmemlint import engine, masking
 from tfmemlint.engine import fix_text
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
 FIXED_SESSION = "tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"
@@ -63,11 +64,11 @@ def test_the_50000_row_table_is_checked_and_fixed_byte_for_byte(tmp_path: Path) 
 
 def test_masked_and_unmasked_results_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     text = table_script(3000).replace("lookup(key):", "lookup(key):\n    s = tf.Session()")
-    masked_findings = lint_text("t.py", text, Settings.default())
-    masked_fix = fix_text("t.py", text, Settings.default())
+    masked_findings = lint_text("t.py", text, Settings.default(ALL_RULES))
+    masked_fix = fix_text("t.py", text, Settings.default(ALL_RULES))
     monkeypatch.setattr(masking, "MIN_TEXT_CHARS", 10**9)
-    assert lint_text("t.py", text, Settings.default()) == masked_findings
-    assert fix_text("t.py", text, Settings.default()) == masked_fix
+    assert lint_text("t.py", text, Settings.default(ALL_RULES)) == masked_findings
+    assert fix_text("t.py", text, Settings.default(ALL_RULES)) == masked_fix
     assert len(masked_findings) == 2 and masked_fix[1] == 2
 
 
@@ -111,7 +112,7 @@ def test_a_fix_that_copies_a_masked_region_falls_back_to_the_plain_parse(
         masked.unmask(changed, text)
     # In fix_text, a MaskError means starting over unmasked: the result is still right.
     monkeypatch.setattr(masking.Masked, "unmask", _always_fails)
-    fixed, count, remaining = fix_text("t.py", text, Settings.default())
+    fixed, count, remaining = fix_text("t.py", text, Settings.default(ALL_RULES))
     assert fixed == text.replace("tf.Session()", FIXED_SESSION) and count == 1 and remaining == []
 
 
@@ -125,8 +126,8 @@ def test_a_table_holding_a_suppression_comment_is_not_masked(comment: str) -> No
     rows = "".join(f'    ({i}, "row-{i:05d}", {i * 0.25:.2f}, "padding"),\n' for i in range(3000))
     text = f"import tensorflow as tf\n\nsess = tf.Session(); TABLE = [  {comment}\n{rows}]\n"
     assert engine._mask(text).regions == ()
-    assert lint_text("t.py", text, Settings.default()) == []
-    assert fix_text("t.py", text, Settings.default())[0] == text
+    assert lint_text("t.py", text, Settings.default(ALL_RULES)) == []
+    assert fix_text("t.py", text, Settings.default(ALL_RULES))[0] == text
 
 
 @pytest.mark.parametrize("word", ["Session", "session", "SESSION", "sEsSiOn"])

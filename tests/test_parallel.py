@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import run_cli
 from tfmemlint import runner
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
 BARE = "import tensorflow as tf\nsess = tf.Session()\n"
@@ -89,10 +90,11 @@ def test_a_worker_ended_mid_write_leaves_no_temporary_file(tmp_path: Path) -> No
     script = f"""
 import os, sys, time
 from tfmemlint import runner
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 runner._start_worker(os.getppid())
 os.fsync = lambda fd: (print("writing", flush=True), time.sleep(60))
-runner._check_in_worker(runner._Pending({str(target)!r}, Settings.default(), None, None), "fix", False)
+runner._check_in_worker(runner._Pending({str(target)!r}, Settings.default(ALL_RULES), None, None), "fix", False)
 """
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None and child.stdout.readline() == "writing\n"
@@ -158,6 +160,8 @@ def test_a_worker_dying_while_files_are_still_read_costs_nothing(
 
     monkeypatch.setattr(runner, "_check_pending", _dying_worker)
     monkeypatch.setattr(runner.Run, "_prepare", slow)
-    results = list(runner.Run([str(p) for p in items], Settings.default(), "check", jobs=4))
+    results = list(
+        runner.Run([str(p) for p in items], Settings.default(ALL_RULES), "check", jobs=4)
+    )
     assert len(results) == len(items)
     assert sum(len(r.findings) for r in results) == 11

@@ -14,12 +14,12 @@ from tests.conftest import BEFORE, lint_text, run_cli
 from tfmemlint import engine
 from tfmemlint.engine import UnfaithfulParseError
 from tfmemlint.prefilter import code_may_have_findings, may_have_findings
-from tfmemlint.rules import FAMILIES
+from tfmemlint.rules import ALL_RULES, FAMILIES
 from tfmemlint.settings import Settings, select_rules
 from tfmemlint.source import SourceError, SourceText
 
-DEFAULT = select_rules()
-EVERYTHING = select_rules(extend_select=["TFM"])
+DEFAULT = select_rules(ALL_RULES)
+EVERYTHING = select_rules(ALL_RULES, extend_select=["TFM"])
 
 
 def passes(raw: bytes, selected: frozenset[str]) -> bool:
@@ -30,10 +30,12 @@ def passes(raw: bytes, selected: frozenset[str]) -> bool:
 def test_prefilter_follows_the_selection() -> None:
     """A file that only one rule could flag is parsed only when that rule is selected."""
     raw = b'import tensorflow as tf\nif __name__ == "__main__":\n    print(tf.ones([2]))\n'
-    assert not may_have_findings(raw, select_rules(ignore=["TFM205", "TFM207", "TFM212"]))
+    assert not may_have_findings(
+        raw, select_rules(ALL_RULES, ignore=["TFM205", "TFM207", "TFM212"])
+    )
     # TFM207 (TensorFlow as a guest) and TFM212 start from the same words as TFM205
-    assert may_have_findings(raw, select_rules(ignore=["TFM205"]))
-    assert may_have_findings(raw, select_rules(ignore=["TFM205", "TFM207"]))
+    assert may_have_findings(raw, select_rules(ALL_RULES, ignore=["TFM205"]))
+    assert may_have_findings(raw, select_rules(ALL_RULES, ignore=["TFM205", "TFM207"]))
     assert may_have_findings(raw, DEFAULT)
     # Its `"__main__"` is a string: then the family's words are looked for in the bytes alone.
     assert code_may_have_findings(raw, DEFAULT)
@@ -119,7 +121,7 @@ def test_a_notebooks_json_gets_the_byte_stage_only(tmp_path: Path) -> None:
     raw = json.dumps(notebook).encode()
     assert may_have_findings(raw, DEFAULT)
     # (TFM205 looks for its words in the bytes, "nbformat" among them: set it aside here.)
-    no_words = select_rules(ignore=["TFM205"])
+    no_words = select_rules(ALL_RULES, ignore=["TFM205"])
     assert not code_may_have_findings(raw.replace(b"null", b"None"), no_words)  # no names
     path = tmp_path / "n.ipynb"
     path.write_bytes(raw)
@@ -155,7 +157,7 @@ def test_family_names_cover_every_api_the_rules_start_from() -> None:
     literally: beyond whatever prefix the name table maps (`...server_lib.` to `train.`)."""
     from tfmemlint.names import _PUBLIC_PREFIXES
     from tfmemlint.rules.runtime import GROWTH, LIMIT, VISIBILITY
-    from tfmemlint.rules.session_config.check import ENTRY_POINTS, METHOD_ENTRY_POINTS
+    from tfmemlint.rules.session_sites import ENTRY_POINTS, METHOD_ENTRY_POINTS
     from tfmemlint.rules.whole_script.check import _SESSIONS
 
     by_family = {f.checker.split(".")[2]: f for f in FAMILIES if f.checker is not None}

@@ -9,9 +9,10 @@ import pytest
 
 from tests.conftest import lint_text
 from tfmemlint.engine import fix_text
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Policy, Settings, select_rules
 
-SETTINGS = Settings(Policy(), select_rules(extend_select=["TFM190"]))
+SETTINGS = Settings(Policy(), select_rules(ALL_RULES, extend_select=["TFM190"]))
 
 
 def codes(source: str) -> list[str]:
@@ -97,4 +98,4 @@ def test_str_of_a_literal_is_not_a_bool_made_into_text() -> None:
     from tfmemlint.settings import Settings
 
     source = 'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = str(1)\n'
-    assert lint_text("t.py", source, Settings.default()) == []
+    assert lint_text("t.py", source, Settings.default(ALL_RULES)) == []

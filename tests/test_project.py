@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import run_cli
 from tfmemlint.prefilter import first_stage
 from tfmemlint.project import FileResolver
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.runner import new_project_index
 from tfmemlint.settings import select_rules
 
@@ -201,7 +202,7 @@ def test_the_index_is_asked_only_for_a_file_that_spells_an_api_name(
         asked.append(new_project_index(None).resolver(str(root / "use.py")))
         return asked[-1]
 
-    verdict = first_stage(use.encode(), select_rules(extend_select=["TFM"]), resolver)
+    verdict = first_stage(use.encode(), select_rules(ALL_RULES, extend_select=["TFM"]), resolver)
     assert verdict == ("project" if asks else "")
     read = [os.path.basename(d.path) for r in asked for d in r.dependencies()]
     assert read == (["compat.py"] if asks else [])
@@ -502,7 +503,7 @@ def test_without_an_index_a_relative_star_import_is_not_counted() -> None:
     from tfmemlint.settings import Settings
 
     source = "from tensorflow.compat.v1 import *\nfrom .helpers import *\n\nsess = Session()\n"
-    found = lint_text("pkg/x.py", source, Settings.default())
+    found = lint_text("pkg/x.py", source, Settings.default(ALL_RULES))
     assert [f.code for f in found] == ["TFM101"]
 
 

@@ -4,6 +4,7 @@ every rule code the tool can emit."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tfmemlint.config import load_toml
 from tfmemlint.docs import splice
-from tfmemlint.rules import ALL_RULES
+from tfmemlint.rules import ALL_RULES, FAMILY_FOLDERS
 
 
 def _ruff(*args: str) -> subprocess.CompletedProcess:
@@ -50,6 +52,38 @@ def test_the_import_contracts_hold() -> None:
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
+
+
+def test_every_module_has_its_place_in_the_contracts() -> None:
+    """A new module is placed on the map, or no contract would ever look at it: every module of
+    the package sits in a layer (verify, its own wing, is held apart by two contracts of its
+    own), and every module of `rules/` is a family or a shared fact."""
+    contracts = load_toml(str(ROOT / "pyproject.toml"))["tool"]["importlinter"]
+    layers = {c["name"]: c["layers"] for c in contracts["contracts"] if c["type"] == "layers"}
+
+    def placed(name: str, prefix: str) -> set[str]:
+        return {
+            module.strip().removeprefix(prefix)
+            for layer in layers[name]
+            for module in re.split(r"[|:]", layer)
+        }
+
+    def modules(folder: Path) -> set[str]:
+        return {
+            path.stem if path.is_file() else path.name
+            for path in folder.iterdir()
+            if path.suffix == ".py" or (path / "__init__.py").is_file()
+        } - {"__init__"}
+
+    package = ROOT / "tfmemlint"
+    top = placed("Layers: from the CLI down to the data model", "tfmemlint.")
+    assert modules(package) - {"__main__", "verify"} == top
+    on_facts = layers["Rule families stand on the shared facts"]
+    assert modules(package / "rules") == placed("Rule families stand on the shared facts", "")
+    families = {name.strip() for name in on_facts[0].split("|")}
+    assert families == set(FAMILY_FOLDERS)
+    [alone] = [c["modules"] for c in contracts["contracts"] if c["type"] == "independence"]
+    assert {name.removeprefix("tfmemlint.rules.") for name in alone} == families
 
 
 def test_no_module_imports_itself_in_a_circle() -> None:

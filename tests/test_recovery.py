@@ -20,10 +20,11 @@ from tests.test_fuzz import _is_subsequence as is_subsequence
 from tfmemlint import engine
 from tfmemlint.prefilter import python2_for_python
 from tfmemlint.recovery import Recovery, RecoveryError, recover
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 from tfmemlint.statements import logical_lines
 
-SETTINGS = Settings.default()
+SETTINGS = Settings.default(ALL_RULES)
 EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))
 
 

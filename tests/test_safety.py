@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import run_cli
 from tfmemlint import runner, safety
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
 BEFORE = "import tensorflow.compat.v1 as tf\n" + "x = [1, 2, 3]\n" * 40 + "sess = tf.Session()\n"
@@ -85,7 +86,7 @@ def test_a_crash_on_one_file_leaves_the_others_fixed(
         return real(filename, *rest, **options)
 
     monkeypatch.setattr(engine, "fix_text", fails_on_a)
-    results = list(runner.run([str(tmp_path)], Settings.default(), "fix", verbose=True))
+    results = list(runner.run([str(tmp_path)], Settings.default(ALL_RULES), "fix", verbose=True))
     by_name = {Path(r.filename).name: r for r in results}
     assert by_name["a.py"].internal_error
     [diagnostic] = by_name["a.py"].findings
@@ -172,7 +173,7 @@ def test_a_3000_term_expression_is_checked_and_fixed(tmp_path: Path) -> None:
     terms = " + ".join(["1"] * 3000)
     path = tmp_path / "terms.py"
     path.write_text(f"import tensorflow as tf\nX = {terms}\nsess = tf.Session()\n")
-    result = runner.check_file(str(path), Settings.default(), "fix")
+    result = runner.check_file(str(path), Settings.default(ALL_RULES), "fix")
     assert result.fixed == 1 and not result.internal_error
     assert path.read_text().splitlines()[1] == f"X = {terms}"
     assert "allow_growth=True" in path.read_text().splitlines()[2]
@@ -205,7 +206,7 @@ def test_an_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.Monk
         return real_open(file, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "open", denied)
-    result = runner.check_file(str(path), Settings.default(), "fix")
+    result = runner.check_file(str(path), Settings.default(ALL_RULES), "fix")
     [finding] = result.findings
     assert (finding.code, finding.message) == ("TFM901", "Cannot read file: Permission denied")
 

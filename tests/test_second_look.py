@@ -19,12 +19,13 @@ from hypothesis import strategies as st
 from tests.conftest import FIXTURES
 from tfmemlint import engine
 from tfmemlint.model import FILE, Finding
-from tfmemlint.rules.session_config.check import ENTRY_POINTS
+from tfmemlint.rules import ALL_RULES
+from tfmemlint.rules.session_sites import ENTRY_POINTS
 from tfmemlint.runner import new_project_index
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings, select_rules
 
-GROWTH = Settings.default()
+GROWTH = Settings.default(ALL_RULES)
 FRACTION = GROWTH._replace(policy=Policy(0.5))
 
 
@@ -214,7 +215,11 @@ def test_every_fixture_gives_the_same_with_or_without_the_second_look() -> None:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             continue  # the invalid-encoding fixture: never fixed
-        for chosen in (GROWTH, FRACTION, Settings(Policy(), select_rules(extend_select=["TFM"]))):
+        for chosen in (
+            GROWTH,
+            FRACTION,
+            Settings(Policy(), select_rules(ALL_RULES, extend_select=["TFM"])),
+        ):
             skipped_somewhere += _both_ways(text, chosen)[1]
     assert skipped_somewhere >= 10
 

@@ -10,13 +10,14 @@ import pytest
 
 from tests.conftest import lint_text
 from tfmemlint.engine import fix_text
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Policy, Settings, select_rules
 
 GROWTH = "ConfigProto(gpu_options={p}GPUOptions(allow_growth=True))"
 
 
 def settings(*select: str, policy: str = "growth") -> Settings:
-    return Settings(Policy.parse(policy), select_rules(extend_select=select))
+    return Settings(Policy.parse(policy), select_rules(ALL_RULES, extend_select=select))
 
 
 def codes(source: str, *select: str) -> list[str]:

@@ -15,11 +15,11 @@ import pytest
 
 from tests import conftest
 from tests.conftest import lint_text, run_cli, write_notebook
-from tfmemlint.rules import starters
+from tfmemlint.rules import ALL_RULES, starters
 from tfmemlint.settings import Policy, Settings, select_rules
 
 # JAX's own preallocation (TFM208) has tests of its own: here, what TensorFlow's rules say.
-TF_RULES = select_rules(ignore=["TFM208"])
+TF_RULES = select_rules(ALL_RULES, ignore=["TFM208"])
 DEFAULT = Settings(Policy(), TF_RULES)
 GUEST_GROWTH = Settings(Policy(guest="growth"), TF_RULES)
 ON_JAX = Settings(Policy(keras_backend="jax"), TF_RULES)

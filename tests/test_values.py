@@ -6,12 +6,16 @@ import pytest
 
 from tests.conftest import lint_text
 from tfmemlint.engine import fix_text
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
 
 def codes(source: str) -> list[str]:
     return [
-        f.code for f in lint_text("t.py", "import tensorflow as tf\n" + source, Settings.default())
+        f.code
+        for f in lint_text(
+            "t.py", "import tensorflow as tf\n" + source, Settings.default(ALL_RULES)
+        )
     ]
 
 
@@ -56,7 +60,7 @@ def test_memory_limits(source: str, expected: list[str]) -> None:
 
 def test_value_findings_point_at_the_value_and_are_never_fixed() -> None:
     source = "import tensorflow as tf\nc = tf.ConfigProto()\nc.gpu_options.per_process_gpu_memory_fraction = 40\n"
-    [finding] = lint_text("t.py", source, Settings.default())
+    [finding] = lint_text("t.py", source, Settings.default(ALL_RULES))
     assert (finding.location.row, finding.location.column) == (3, 49)
     assert finding.fix is None
-    assert fix_text("t.py", source, Settings.default())[0] == source
+    assert fix_text("t.py", source, Settings.default(ALL_RULES))[0] == source

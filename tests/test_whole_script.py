@@ -6,20 +6,21 @@ from __future__ import annotations
 import textwrap
 
 from tests.conftest import lint_text
+from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
 GROWTH = "tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
 
 
 def lint(source: str) -> list[tuple[int, str]]:
-    found = lint_text("t.py", textwrap.dedent(source), Settings.default())
+    found = lint_text("t.py", textwrap.dedent(source), Settings.default(ALL_RULES))
     return [(f.location.row, f.code) for f in found]
 
 
 def test_later_session_with_other_settings_points_at_the_first() -> None:
     source = f"import tensorflow as tf\na = tf.Session()\nb = tf.Session(config={GROWTH})\n"
     assert lint(source) == [(2, "TFM101"), (3, "TFM401")]
-    [_, info] = lint_text("t.py", source, Settings.default())
+    [_, info] = lint_text("t.py", source, Settings.default(ALL_RULES))
     assert "line 2" in info.message and "no effect" in info.message
 
 
@@ -77,7 +78,7 @@ def test_a_fix_can_bring_a_finding_that_the_text_before_it_did_not_hold() -> Non
         "print(device_lib.list_local_devices())\nsess = tf.Session()\n"
     )
     assert lint(source) == [(4, "TFM101")]
-    fixed, count, remaining = fix_text("t.py", source, Settings.default())
+    fixed, count, remaining = fix_text("t.py", source, Settings.default(ALL_RULES))
     assert count == 1 and f"tf.Session(config={GROWTH})" in fixed
     assert [(f.location.row, f.code) for f in remaining] == [(3, "TFM402")]
 
@@ -87,7 +88,7 @@ def test_a_fix_under_a_whole_gpu_policy_reports_what_it_wrote() -> None:
     from tfmemlint.engine import fix_text
     from tfmemlint.settings import Policy
 
-    settings = Settings.default()._replace(policy=Policy.parse("fraction=1.0"))
+    settings = Settings.default(ALL_RULES)._replace(policy=Policy.parse("fraction=1.0"))
     source = "import tensorflow as tf\nsess = tf.Session()\n"
     fixed, count, remaining = fix_text("t.py", source, settings)
     assert count == 1 and "per_process_gpu_memory_fraction=1.0" in fixed

@@ -211,10 +211,12 @@ def check(
 
     def run_settings() -> Settings:
         from tfmemlint import settings
+        from tfmemlint.rules import ALL_RULES
 
         try:
             return settings.build(
                 file_config,
+                ALL_RULES,
                 policy,
                 _codes(select),
                 _codes(extend_select),

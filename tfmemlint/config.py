@@ -153,7 +153,7 @@ class FileConfig(NamedTuple):
         return self.values.get(key, default)
 
 
-def _load_toml(path: str) -> dict[str, Any]:
+def load_toml(path: str) -> dict[str, Any]:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -198,7 +198,7 @@ def find(paths: Sequence[str]) -> str | None:
 
 
 def load(path: str) -> FileConfig:
-    document = _load_toml(path)
+    document = load_toml(path)
     if os.path.basename(path) == PYPROJECT:
         values = document.get("tool", {}).get("tfmemlint", {})
     else:

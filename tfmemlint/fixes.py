@@ -8,22 +8,47 @@ then reports without a fix.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tfmemlint.model import Edit, Fix
 
 if TYPE_CHECKING:
     import libcst as cst
 
-    from tfmemlint.engine import FileContext
-    from tfmemlint.names import Ancestry, Binding
+    from tfmemlint.names import Ancestry, Binding, ModuleNames
+    from tfmemlint.source import LineIndex
+
+
+class FileToFix(Protocol):
+    """What a fix is built from: the text, its tree, its lines and names, and where each node
+    sits (the engine's `FileContext` is one)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def module(self) -> cst.Module: ...
+
+    @property
+    def lines(self) -> LineIndex: ...
+
+    @property
+    def names(self) -> ModuleNames: ...
+
+    def span(self, node: cst.CSTNode) -> tuple[int, int]:
+        """The node's (start, end) offsets in the text."""
+        ...
+
+    def edit(self, start: int, end: int, content: str, key: str | None = None) -> Edit:
+        """An edit of the text, with its start and end as rows and columns."""
+        ...
 
 
 def _is_blank(text: str) -> bool:
     return text.strip(" \t\f") == ""
 
 
-def add_keyword(ctx: FileContext, call: cst.Call, keyword: str, value: str) -> Edit | None:
+def add_keyword(ctx: FileToFix, call: cst.Call, keyword: str, value: str) -> Edit | None:
     """Add `keyword=value` as the call's last argument, in the call's own layout."""
     import libcst as cst
 
@@ -61,13 +86,13 @@ def add_keyword(ctx: FileContext, call: cst.Call, keyword: str, value: str) -> E
     return ctx.edit(insert_at, insert_at, f"{indent}{argument},{newline}")
 
 
-def replace(ctx: FileContext, node: cst.CSTNode, content: str) -> Edit:
+def replace(ctx: FileToFix, node: cst.CSTNode, content: str) -> Edit:
     start, end = ctx.span(node)
     return ctx.edit(start, end, content)
 
 
 def own_lines(
-    ctx: FileContext, statement: cst.CSTNode | None, ancestry: Ancestry | None
+    ctx: FileToFix, statement: cst.CSTNode | None, ancestry: Ancestry | None
 ) -> tuple[str, int, int] | None:
     """(indentation, first row, last row) of a small statement whose innermost ancestry cell is
     its line, when it stands alone on its lines in a block of its own; None after
@@ -90,7 +115,7 @@ def own_lines(
 
 
 def insert_line_after(
-    ctx: FileContext, binding: Binding, line: str, key: str | None = None
+    ctx: FileToFix, binding: Binding, line: str, key: str | None = None
 ) -> Edit | None:
     """Insert `line` after the statement that made `binding`, at the same indentation."""
     placed = own_lines(ctx, binding.statement, binding.ancestry)
@@ -104,7 +129,7 @@ def insert_line_after(
     return ctx.edit(insert_at, insert_at, f"{indent}{line}{newline}", key)
 
 
-def insert_after_statement(ctx: FileContext, statement: cst.CSTNode, lines: str) -> Edit:
+def insert_after_statement(ctx: FileToFix, statement: cst.CSTNode, lines: str) -> Edit:
     """Insert `lines` (without a final newline) after a statement of the module body, below a
     blank line: where code after an import block belongs (isort wants the blank line). The
     edit goes at the end of the statement's last line, before its line break, so that it
@@ -118,7 +143,7 @@ def insert_after_statement(ctx: FileContext, statement: cst.CSTNode, lines: str)
     return ctx.edit(at, at, content)
 
 
-def insert_before_statement(ctx: FileContext, statement: cst.CSTNode, lines: str) -> Edit:
+def insert_before_statement(ctx: FileToFix, statement: cst.CSTNode, lines: str) -> Edit:
     """Insert `lines` (without a final newline) at column 0 on the lines just above a statement
     of the module body, below its comments: where a setting that must come before an import
     goes."""
@@ -128,7 +153,7 @@ def insert_before_statement(ctx: FileContext, statement: cst.CSTNode, lines: str
     return ctx.edit(at, at, newline.join(lines.split("\n")) + newline)
 
 
-def set_env_before(ctx: FileContext, binding: Binding, variable: str, value: str) -> Edit | None:
+def set_env_before(ctx: FileToFix, binding: Binding, variable: str, value: str) -> Edit | None:
     """`os.environ.setdefault(variable, value)` on its own line before the module-body
     statement that made `binding` (an import), after a blank line where an import block ends
     there, as isort wants. Where the module has not imported `os` by then, `import os` and the
@@ -189,7 +214,7 @@ def _first_import(module: cst.Module) -> cst.CSTNode | None:
     return None
 
 
-def _follows_an_import(ctx: FileContext, statement: cst.CSTNode) -> bool:
+def _follows_an_import(ctx: FileToFix, statement: cst.CSTNode) -> bool:
     """Whether a module-body statement comes on the line right after an import."""
     import libcst as cst
 
@@ -205,7 +230,7 @@ def _follows_an_import(ctx: FileContext, statement: cst.CSTNode) -> bool:
 
 
 def insert_line_before(
-    ctx: FileContext, binding: Binding, line: str, key: str | None = None
+    ctx: FileToFix, binding: Binding, line: str, key: str | None = None
 ) -> Edit | None:
     """Insert `line` before the statement that made `binding`, at the same indentation."""
     placed = own_lines(ctx, binding.statement, binding.ancestry)

@@ -33,9 +33,10 @@ class Plugin:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         from tfmemlint.prefilter import prefilter_verdict
+        from tfmemlint.rules import ALL_RULES
         from tfmemlint.settings import Settings
 
-        settings = Settings.default()
+        settings = Settings.default(ALL_RULES)
         text = "".join(self.lines)
         raw = text.encode("utf-8", "surrogatepass")
         selected = settings.selected

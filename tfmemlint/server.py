@@ -299,11 +299,12 @@ def _settings(path: str) -> Any:
     config.ConfigError or settings.SettingsError."""
     from tfmemlint import config, settings
     from tfmemlint.discovery import Exclusions
+    from tfmemlint.rules import ALL_RULES
 
     file_config = config.resolve([path], None, False)
     if Exclusions.configured(file_config, None, force=True).skip_named(path):
         return None
-    return settings.build(file_config, None, [], [], [])
+    return settings.build(file_config, ALL_RULES, None, [], [], [])
 
 
 def _run(path: str, text: str, mode: str, in_cells: bool = True) -> tuple[list[Finding], str]:

@@ -1,4 +1,5 @@
-"""What a run was asked to do: the fix policy and the rule selection."""
+"""What a run was asked to do: the fix policy and the rule selection. The rule table comes from
+the caller (the registry, `tfmemlint.rules.ALL_RULES`), which sits above this layer."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from tfmemlint.config import FileConfig
-from tfmemlint.rules import ALL_RULES
+from tfmemlint.model import Rule
 
 
 class SettingsError(ValueError):
@@ -83,32 +84,36 @@ def _matches(code: str, selector: str) -> bool:
     return selector == "ALL" or code.startswith(selector)
 
 
-def _check_selectors(selectors: Iterable[str]) -> list[str]:
+def _check_selectors(rules: Sequence[Rule], selectors: Iterable[str]) -> list[str]:
     checked = []
     for selector in selectors:
         selector = selector.strip().upper()
         if not selector:
             continue
-        if not any(_matches(rule.code, selector) for rule in ALL_RULES):
+        if not any(_matches(rule.code, selector) for rule in rules):
             raise SettingsError(f"unknown rule selector {selector!r}")
         checked.append(selector)
     return checked
 
 
-def codes_matching(selectors: Iterable[str]) -> frozenset[str]:
-    """Every rule code that one of the selectors (codes or prefixes) names."""
-    chosen = _check_selectors(selectors)
-    return frozenset(r.code for r in ALL_RULES if any(_matches(r.code, s) for s in chosen))
+def codes_matching(rules: Sequence[Rule], selectors: Iterable[str]) -> frozenset[str]:
+    """Every code of `rules` that one of the selectors (codes or prefixes) names."""
+    chosen = _check_selectors(rules, selectors)
+    return frozenset(r.code for r in rules if any(_matches(r.code, s) for s in chosen))
 
 
 def select_rules(
-    select: Iterable[str] = (), extend_select: Iterable[str] = (), ignore: Iterable[str] = ()
+    rules: Sequence[Rule],
+    select: Iterable[str] = (),
+    extend_select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
 ) -> frozenset[str]:
-    """The codes to report: the defaults (or --select), plus --extend-select, minus --ignore."""
-    chosen = codes_matching(select)
+    """The codes of `rules` to report: the defaults (or --select), plus --extend-select, minus
+    --ignore."""
+    chosen = codes_matching(rules, select)
     if not chosen:
-        chosen = frozenset(r.code for r in ALL_RULES if r.enabled_by_default)
-    return (chosen | codes_matching(extend_select)) - codes_matching(ignore)
+        chosen = frozenset(r.code for r in rules if r.enabled_by_default)
+    return (chosen | codes_matching(rules, extend_select)) - codes_matching(rules, ignore)
 
 
 class Settings(NamedTuple):
@@ -121,8 +126,9 @@ class Settings(NamedTuple):
     config_root: str | None = None
 
     @classmethod
-    def default(cls) -> Settings:
-        return cls(Policy(), select_rules())
+    def default(cls, rules: Sequence[Rule]) -> Settings:
+        """The growth policy and the rules on by default."""
+        return cls(Policy(), select_rules(rules))
 
     def for_file(self, filename: str) -> Settings:
         """The settings for one file, its per-file-ignores taken out of the selection."""
@@ -140,6 +146,7 @@ class Settings(NamedTuple):
 
 def build(
     file_config: FileConfig,
+    rules: Sequence[Rule],
     policy: str | None,
     select: Sequence[str],
     extend_select: Sequence[str],
@@ -158,12 +165,13 @@ def build(
             file_config.get("jax-preallocate", True),
         )
         selected = select_rules(
+            rules,
             list(select) or file_config.get("select", []),
             [*file_config.get("extend-select", []), *extend_select],
             [*file_config.get("ignore", []), *ignore],
         )
         per_file = tuple(
-            (pattern, codes_matching(codes))
+            (pattern, codes_matching(rules, codes))
             for pattern, codes in file_config.get("per-file-ignores", {}).items()
         )
     except SettingsError as exc:

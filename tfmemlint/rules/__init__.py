@@ -5,34 +5,31 @@ pass the pre-filter, through each family's `checker` module path. What a family 
 from __future__ import annotations
 
 import functools
+import importlib
 
 from tfmemlint.model import Rule
 from tfmemlint.rules.family import RuleFamily
 
+# The families, by their folders under `rules/`, in the order they run. Adding a family is
+# adding its folder and one line here.
+FAMILY_FOLDERS = (
+    "session_config",
+    "process_wide",
+    "eager",
+    "unconfigured_program",
+    "keras_backend",
+    "jax_allocator",
+    "values",
+    "whole_script",
+    "file_errors",
+)
+
 
 def _families() -> tuple[RuleFamily, ...]:
-    from tfmemlint.rules import (
-        eager,
-        file_errors,
-        jax_allocator,
-        keras_backend,
-        process_wide,
-        session_config,
-        unconfigured_program,
-        values,
-        whole_script,
-    )
-
-    return (
-        session_config.FAMILY,
-        process_wide.FAMILY,
-        eager.FAMILY,
-        unconfigured_program.FAMILY,
-        keras_backend.FAMILY,
-        jax_allocator.FAMILY,
-        values.FAMILY,
-        whole_script.FAMILY,
-        file_errors.FAMILY,
+    """Each folder's `FAMILY`: its rule pages and where its logic is (imported only for files
+    that pass the pre-filter)."""
+    return tuple(
+        importlib.import_module(f"{__name__}.{folder}").FAMILY for folder in FAMILY_FOLDERS
     )
 
 

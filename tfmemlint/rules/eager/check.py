@@ -28,7 +28,7 @@ from tfmemlint.rules.runtime import (
     growth_enabled,
     starts_runtime,
 )
-from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
+from tfmemlint.rules.session_sites import fixes_only_configure_sessions
 
 if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
@@ -91,7 +91,7 @@ def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
     names the API it did, in the same order and blocks, and the environment is as it was: it
     finds in the fixed text what it found here, which was nothing, since every finding here
     was fixed (one it suppressed stays suppressed: its line moves with the comment on it)."""
-    return session_config_settled(ctx, fixed)
+    return fixes_only_configure_sessions(ctx, fixed)
 
 
 def _short(api: str) -> str:

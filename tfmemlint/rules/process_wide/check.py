@@ -14,6 +14,7 @@ from tfmemlint.rules import literals
 from tfmemlint.rules.environment import MEANS_NO, MEANS_YES, EnvSetting
 from tfmemlint.rules.process_settings import FORCE_GROWTH, process_wide
 from tfmemlint.rules.process_wide import INVALID_FORCE_GROWTH
+from tfmemlint.rules.session_sites import fixes_only_configure_sessions
 
 if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
@@ -68,9 +69,7 @@ def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
     variable and hide no GPU, so it finds in the fixed text what it found here, which was
     nothing, since every finding here was fixed (one it suppressed stays suppressed: its line
     moves with the comment on it)."""
-    from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
-
-    return session_config_settled(ctx, fixed)
+    return fixes_only_configure_sessions(ctx, fixed)
 
 
 def _is_builtin_str(ctx: FileContext, setting: EnvSetting) -> bool:

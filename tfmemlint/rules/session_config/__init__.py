@@ -173,5 +173,5 @@ FAMILY = RuleFamily(
         "set_session",
     ),
     checker="tfmemlint.rules.session_config.check:check",
-    settled_by_fixes="tfmemlint.rules.session_config.check:settled_by_fixes",
+    settled_by_fixes="tfmemlint.rules.session_sites:fixes_only_configure_sessions",
 )

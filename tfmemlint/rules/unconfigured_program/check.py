@@ -37,8 +37,7 @@ from tfmemlint.rules.runtime import (
     hides_all_gpus,
     starts_runtime,
 )
-from tfmemlint.rules.session_config.check import ENTRY_POINTS
-from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
+from tfmemlint.rules.session_sites import ENTRY_POINTS, fixes_only_configure_sessions
 from tfmemlint.rules.unconfigured_program import (
     FAMILY,
     GUEST_PROGRAM,
@@ -540,7 +539,7 @@ def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
     session family proves write only a config into those calls keep every call and the API
     it names."""
     names = ctx.names
-    return session_config_settled(ctx, fixed) and any(
+    return fixes_only_configure_sessions(ctx, fixed) and any(
         names.api_of(site.node.func, site.scope, site.order) in ENTRY_POINTS for site in names.calls
     )
 

@@ -9,7 +9,7 @@ import libcst as cst
 
 from tfmemlint.model import Finding
 from tfmemlint.rules import literals
-from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
+from tfmemlint.rules.session_sites import fixes_only_configure_sessions
 from tfmemlint.rules.values import (
     FRACTION_OUT_OF_RANGE,
     FRACTION_UNIFIED_MEMORY,
@@ -64,7 +64,7 @@ def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
     none of which this family reads, and change no API a call names: it finds in the fixed
     text what it found here, which was nothing, since every finding here was fixed (one it
     suppressed stays suppressed: its line moves with the comment on it)."""
-    return session_config_settled(ctx, fixed)
+    return fixes_only_configure_sessions(ctx, fixed)
 
 
 def _fraction(ctx: FileContext, value: cst.BaseExpression) -> Iterator[Finding]:

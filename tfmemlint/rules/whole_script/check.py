@@ -10,8 +10,8 @@ import libcst as cst
 from tfmemlint.model import Finding
 from tfmemlint.names import CallSite, dotted_name
 from tfmemlint.rules import literals
-from tfmemlint.rules.session_config.check import SessionCheck, State, entry_point
-from tfmemlint.rules.session_config.check import settled_by_fixes as session_config_settled
+from tfmemlint.rules.config_dataflow import SessionConfig, State
+from tfmemlint.rules.session_sites import entry_point, fixes_only_configure_sessions
 from tfmemlint.rules.whole_script import HIDDEN_GPU_INITIALIZATION, LATER_SESSION_IGNORED
 
 if TYPE_CHECKING:
@@ -25,11 +25,11 @@ _DEVICE_LISTINGS = frozenset(
 
 def check(ctx: FileContext) -> Iterator[Finding]:
     names = ctx.names
-    sessions: list[tuple[CallSite, SessionCheck]] = []
+    sessions: list[tuple[CallSite, SessionConfig]] = []
     for site in names.calls:
         found = entry_point(ctx, site)
         if found is not None and names.api_of(site.node.func, site.scope, site.order) in _SESSIONS:
-            sessions.append((site, SessionCheck(ctx, site, *found)))
+            sessions.append((site, SessionConfig(ctx, site, *found)))
     yield from _later_sessions(ctx, sessions)
     for site in names.calls:
         if names.api_of(site.node.func, site.scope, site.order) in _DEVICE_LISTINGS:
@@ -41,7 +41,7 @@ def settled_by_fixes(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
     the file has none (the fixes add only ConfigProto and GPUOptions calls, and bind no name);
     TFM401 compares sessions, and every session is an entry point whose fix the session
     family proves leaves it memory-aware, so they all agree."""
-    if not session_config_settled(ctx, fixed):
+    if not fixes_only_configure_sessions(ctx, fixed):
         return False
     names = ctx.names
     return not any(
@@ -55,7 +55,7 @@ def _row(ctx: FileContext, site: CallSite) -> int:
 
 
 def _later_sessions(
-    ctx: FileContext, sessions: list[tuple[CallSite, SessionCheck]]
+    ctx: FileContext, sessions: list[tuple[CallSite, SessionConfig]]
 ) -> Iterator[Finding]:
     first_in_scope: dict[int, tuple[CallSite, bool]] = {}
     for site, session in sessions:
@@ -90,7 +90,7 @@ def _runs_before(earlier: CallSite, later: CallSite) -> bool:
 
 
 def _hidden_initialization(
-    ctx: FileContext, listing: CallSite, sessions: list[tuple[CallSite, SessionCheck]]
+    ctx: FileContext, listing: CallSite, sessions: list[tuple[CallSite, SessionConfig]]
 ) -> Iterator[Finding]:
     if any(
         arg.keyword is not None and arg.keyword.value == "session_config"

@@ -1,0 +1,167 @@
+"""The session sites of a file: the calls that make a TF1 session, a server, an Estimator's
+session or TF1's eager runtime from a session config (`ENTRY_POINTS`, `entry_point`), and what
+the session family found at each, from which every family proves that a fix leaves it nothing
+(`fixes_only_configure_sessions`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+import libcst as cst
+
+from tfmemlint.model import Finding
+from tfmemlint.names import CallSite
+
+if TYPE_CHECKING:
+    from tfmemlint.engine import FileContext
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """An API that takes a session config, and where the config goes (positions count from 0,
+    `self` excluded; None: keyword only). Signatures are TF 2.21's tf.compat.v1 ones."""
+
+    keyword: str
+    position: int | None
+    # For keyword-only entries whose position moved between versions (slim): with more positional
+    # arguments than this, one of them may be the config.
+    max_positional: int = 99
+    # Without the argument it is memory-aware anyway (InteractiveSession turns allow_growth on
+    # itself) or inherits a config that is checked where it was built (RunConfig.replace).
+    missing_is_fine: bool = False
+    # Also at TF2's top level (tf.estimator.RunConfig): there, `tf.ConfigProto` does not exist.
+    in_tf2: bool = False
+    # MonitoredSession: the argument is a session creator; without one, its default gets no config.
+    creator: bool = False
+    # Who reserves the memory, for the message; None: the call creates a session itself.
+    holder: str | None = "its session"
+    # contrib.learn.RunConfig: a fraction keyword of its own, whose default 1 is the whole GPU.
+    fraction_keyword: str | None = None
+    # Where it takes the server to run on (`target`, `master`): (keyword, position). On a
+    # server's target, that server's config governs the memory, not this call's.
+    target: tuple[str, int] | None = None
+
+
+ENTRY_POINTS = {
+    "Session": EntryPoint("config", 2, holder=None, target=("target", 0)),
+    "InteractiveSession": EntryPoint(
+        "config", 2, missing_is_fine=True, holder=None, target=("target", 0)
+    ),
+    "train.MonitoredTrainingSession": EntryPoint("config", 9, target=("master", 0)),
+    "train.SingularMonitoredSession": EntryPoint("config", 3, target=("master", 2)),
+    "train.ChiefSessionCreator": EntryPoint("config", 2, target=("master", 1)),
+    "train.WorkerSessionCreator": EntryPoint("config", 2, target=("master", 1)),
+    "train.MonitoredSession": EntryPoint("session_creator", 0, creator=True),
+    # In distributed TF the server process owns the GPUs: its config is the one that counts.
+    "train.Server": EntryPoint("config", 4, holder="the server"),
+    "train.Server.create_local_server": EntryPoint("config", 0, holder="the server"),
+    # The same class under its TF 1.14+ (and TF2) name.
+    "distribute.Server": EntryPoint("config", 4, in_tf2=True, holder="the server"),
+    "distribute.Server.create_local_server": EntryPoint(
+        "config", 0, in_tf2=True, holder="the server"
+    ),
+    "estimator.RunConfig": EntryPoint(
+        "session_config", 5, in_tf2=True, holder="the Estimator's session"
+    ),
+    "contrib.slim.learning.train": EntryPoint("session_config", None, max_positional=22),
+    "contrib.slim.evaluation.evaluate_once": EntryPoint("session_config", None, max_positional=13),
+    "contrib.slim.evaluation.evaluation_loop": EntryPoint(
+        "session_config", None, max_positional=13
+    ),
+    "enable_eager_execution": EntryPoint("config", 0, holder="the eager runtime"),
+    "contrib.learn.RunConfig": EntryPoint(
+        "session_config",
+        None,
+        max_positional=3,
+        holder="the Estimator's session",
+        fraction_keyword="gpu_memory_fraction",
+        target=("master", 0),
+    ),
+}
+
+# Methods whose receiver must be built in reach: (the receiver's API, the method) -> entry point.
+METHOD_ENTRY_POINTS = {
+    ("train.Supervisor", "managed_session"): EntryPoint("config", 1, target=("master", 0)),
+    ("train.Supervisor", "prepare_or_wait_for_session"): EntryPoint(
+        "config", 1, target=("master", 0)
+    ),
+    ("train.SessionManager", "prepare_session"): EntryPoint("config", 7, target=("master", 0)),
+    ("train.SessionManager", "recover_session"): EntryPoint("config", 6, target=("master", 0)),
+    ("train.SessionManager", "wait_for_session"): EntryPoint("config", 1, target=("master", 0)),
+    ("estimator.RunConfig", "replace"): EntryPoint("session_config", None, missing_is_fine=True),
+}
+
+
+def entry_point(ctx: FileContext, site: CallSite) -> tuple[EntryPoint, cst.BaseExpression] | None:
+    """The entry point a call is, and the expression whose module spelling a fix follows (the
+    callee, or for a method, the callee that built its receiver)."""
+    func = site.node.func
+    entry = ENTRY_POINTS.get(ctx.names.api_of(func, site.scope, site.order) or "")
+    if entry is not None:
+        return entry, func
+    if not isinstance(func, cst.Attribute):
+        return None
+    receiver = func.value
+    scope, order = site.scope, site.order
+    if isinstance(receiver, cst.Name):
+        found = ctx.names.lookup(receiver.value, scope, order)
+        if found is None or len(found[1]) != 1 or found[1][0].kind != "assign":
+            return None
+        binding = found[1][0]
+        receiver, scope, order = binding.value, binding.scope, binding.order
+    if not isinstance(receiver, cst.Call):
+        return None
+    api = ctx.names.api_of(receiver.func, scope, order)
+    entry = METHOD_ENTRY_POINTS.get((api or "", func.attr.value))
+    return (entry, receiver.func) if entry is not None else None
+
+
+class SeenSession(NamedTuple):
+    """A call the session family checked: an entry point (None for Keras's `set_session`), and
+    its one finding when that finding's fix writes the memory config into the call as a new
+    argument (None for anything else). It holds no context: in the context's own cache, one
+    would keep it alive in a cycle, out of reach of reference counting."""
+
+    entry: EntryPoint | None
+    call: cst.Call
+    config_fix: Finding | None
+
+
+# Where the session family leaves what it saw of a file, once it has seen it all.
+_SEEN = "session_sites.seen"
+
+
+def remember(ctx: FileContext, seen: list[SeenSession]) -> None:
+    """Keep what the session family saw of the file, for `fixes_only_configure_sessions`."""
+    ctx.cache[_SEEN] = seen
+
+
+def fixes_only_configure_sessions(ctx: FileContext, fixed: Sequence[Finding]) -> bool:
+    """Whether the session family finds nothing once `fixed` are: every entry point of the file
+    had one finding, and `fixed` are those, each fixed by writing the growth config into its
+    call, and nothing outside it. So the fixed text differs from this one only by
+    `config=...ConfigProto(gpu_options=...GPUOptions(allow_growth=True))` inside those calls:
+    that binds no name, and each entry point keeps its other arguments, the names it sees and
+    the process-wide settings before it, all its verdict rests on but the config, which it now
+    gets, memory-aware; the calls it adds are no entry points. (Under a fraction policy the
+    values family would judge what the fix writes: only growth counts here.)
+
+    The other families build on this: what such an edit can change for each is on its own
+    `settled_by_fixes`. False where the session family did not look."""
+    seen = ctx.cache.get(_SEEN)
+    if not isinstance(seen, list) or not seen or ctx.policy.fraction is not None:
+        return False
+    return len(fixed) == len(seen) and all(_fixed_in_the_call(ctx, call, fixed) for call in seen)
+
+
+def _fixed_in_the_call(ctx: FileContext, seen: SeenSession, fixed: Sequence[Finding]) -> bool:
+    entry = seen.entry
+    if entry is None or entry.creator or entry.fraction_keyword is not None:
+        return False
+    finding = seen.config_fix
+    if finding is None or finding.fix is None or finding not in fixed:
+        return False
+    start, end = ctx.span(seen.call)
+    return all(start < edit.start and edit.end < end for edit in finding.fix.edits)
