@@ -124,3 +124,64 @@ def test_a_broken_notebook_is_reported_and_left_alone(tmp_path: Path) -> None:
     [finding] = json.loads(result.stdout)
     assert finding["code"] == "TFM901" and "notebook" in finding["message"]
     assert path.read_text().endswith('"import tensorflow; tf.Session()"')
+
+
+def _nbformat3_code(source: str | list[str], language: str = "python") -> dict:
+    return {
+        "cell_type": "code",
+        "collapsed": False,
+        "input": source,
+        "language": language,
+        "metadata": {},
+        "outputs": [],
+        "prompt_number": 1,
+    }
+
+
+def test_an_nbformat3_notebook_is_read_across_its_worksheets_and_fixed_as_nbformat3(
+    tmp_path: Path,
+) -> None:
+    """IPython 2's notebooks: cells in worksheets, code in `input`. Cells are numbered as
+    nbformat 4 would number them once converted, all worksheets' in a row; a cell in another
+    language is not Python's to check."""
+    document = {
+        "metadata": {"name": "course"},
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "worksheets": [
+            {
+                "cells": [
+                    {"cell_type": "heading", "level": 1, "metadata": {}, "source": "Week 1"},
+                    _nbformat3_code(["import tensorflow as tf\n", "s = tf.Session()"]),
+                ],
+                "metadata": {},
+            },
+            {
+                "cells": [
+                    _nbformat3_code("s = tf.Session()", language="julia"),
+                    _nbformat3_code(["sess = tf.InteractiveSession(\n", "    config=None)"]),
+                    _nbformat3_code("t = tf.Session()"),
+                ],
+                "metadata": {},
+            },
+        ],
+    }
+    path = tmp_path / "course.ipynb"
+    raw = json.dumps(document, indent=1, sort_keys=True)  # IPython 2's style: no final newline
+    path.write_text(raw)
+    result = run_cli("--output-format", "json", "course.ipynb", cwd=tmp_path)
+    found = [(f["cell"], f["location"]["row"], f["code"]) for f in json.loads(result.stdout)]
+    # Cell 4 (InteractiveSession turns growth on itself) comes after an unconfigured session.
+    assert found == [(2, 2, "TFM101"), (4, 1, "TFM401"), (5, 1, "TFM101")]
+
+    assert run_cli("--fix", "course.ipynb", cwd=tmp_path).returncode == 0
+    fixed_text = path.read_text()
+    fixed = json.loads(fixed_text)
+    growth = "config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
+    assert "cells" not in fixed and fixed["nbformat"] == 3
+    assert fixed["worksheets"][0]["cells"][1]["input"] == [
+        "import tensorflow as tf\n",
+        f"s = tf.Session({growth})",
+    ]
+    assert fixed["worksheets"][1]["cells"][2]["input"] == f"t = tf.Session({growth})"
+    assert fixed_text.replace(growth, "") == raw  # every other byte, the missing newline too

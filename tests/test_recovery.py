@@ -263,6 +263,12 @@ PYTHON2_FIXTURES = FIXTURES / "python2"
 NOTEBOOK_FIXTURES = FIXTURES / "notebooks"
 PYTHON2_NAMES = sorted(p.name for p in (PYTHON2_FIXTURES / "before").glob("*.py"))
 NOTEBOOK_NAMES = sorted(p.name for p in (NOTEBOOK_FIXTURES / "before").glob("*.ipynb"))
+NOTEBOOKS_LEFT_AS_THEY_ARE = {
+    name
+    for name in NOTEBOOK_NAMES
+    if (NOTEBOOK_FIXTURES / "before" / name).read_bytes()
+    == (NOTEBOOK_FIXTURES / "after" / name).read_bytes()
+}
 
 
 def test_every_recovery_fixture_has_a_pair() -> None:
@@ -314,20 +320,38 @@ def test_fixed_python2_files_still_read_as_python2(name: str) -> None:
             ast.parse(raw)
 
 
+def _without(document: dict, key: str) -> dict:
+    return {k: v for k, v in document.items() if k != key}
+
+
 @pytest.mark.parametrize("name", NOTEBOOK_NAMES)
 def test_notebook_fixes_change_only_the_source_of_fixed_cells(name: str) -> None:
+    """nbformat 4's `source`, or nbformat 3's `input`, of a code cell; the file keeps its
+    format, nbformat 3 included."""
     before = json.loads((NOTEBOOK_FIXTURES / "before" / name).read_text())
     after = json.loads((NOTEBOOK_FIXTURES / "after" / name).read_text())
-    assert {k: v for k, v in before.items() if k != "cells"} == {
-        k: v for k, v in after.items() if k != "cells"
-    }
-    for old, new in zip(before["cells"], after["cells"], strict=True):
-        assert {k: v for k, v in old.items() if k != "source"} == {
-            k: v for k, v in new.items() if k != "source"
-        }
-        if old["source"] != new["source"]:
-            assert re.search("allow_growth|set_memory_growth", "".join(new["source"]))
-            assert is_subsequence("".join(old["source"]), "".join(new["source"]))  # only adds
+    if before["nbformat"] == 3:
+        key, holder = "input", "worksheets"
+        assert [_without(w, "cells") for w in before[holder]] == [
+            _without(w, "cells") for w in after[holder]
+        ]
+        pairs = zip(
+            [c for w in before[holder] for c in w["cells"]],
+            [c for w in after[holder] for c in w["cells"]],
+            strict=True,
+        )
+    else:
+        key, holder = "source", "cells"
+        pairs = zip(before[holder], after[holder], strict=True)
+    assert _without(before, holder) == _without(after, holder)
+    changed = 0
+    for old, new in pairs:
+        assert _without(old, key) == _without(new, key)
+        if old.get(key) != new.get(key):
+            changed += 1
+            assert re.search("allow_growth|set_memory_growth", "".join(new[key]))
+            assert is_subsequence("".join(old[key]), "".join(new[key]))  # only adds
+    assert changed or name in NOTEBOOKS_LEFT_AS_THEY_ARE
 
 
 def test_a_second_fix_changes_nothing(tmp_path: Path) -> None:
@@ -359,6 +383,8 @@ def test_notebook_diagnostics_name_their_cell() -> None:
     ]
     assert ("broken_cells.ipynb", 2, "TFM902", 3) in [f[:4] for f in findings]
     assert ("broken_cells.ipynb", 3, "TFM902", 2) in [f[:4] for f in findings]
+    # nbformat 3: a heading and a markdown cell come first, as nbformat 4 would number them.
+    assert ("nbformat3_course.ipynb", 5, "TFM101", 1) in [f[:4] for f in findings]
     (later,) = [f for f in findings if f[2] == "TFM401"]
     assert later[:4] == ("second_session.ipynb", 3, "TFM401", 1)
     assert "the session on cell 2, line 1" in later[4]

@@ -4,6 +4,7 @@ and talks LSP to it over stdio, as an editor does."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import sys
@@ -334,6 +335,17 @@ async def test_a_notebook_under_any_uri_gets_findings(client: LanguageClient) ->
     text = "import tensorflow.compat.v1 as tf\ns = tf.Session()"
     open_notebook(client, notebook, [(uris[0], types.NotebookCellKind.Code, text)])
     assert codes(await settled(client, uris[0], bool)) == ["TFM101"]
+
+
+async def test_an_nbformat3_notebook_opened_as_json_gets_findings(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """An editor that has no notebook view for IPython 2's format opens it as text."""
+    code = {"cell_type": "code", "input": SESSION, "language": "python", "metadata": {}}
+    worksheet = {"cells": [code], "metadata": {}}
+    document = {"metadata": {}, "nbformat": 3, "nbformat_minor": 0, "worksheets": [worksheet]}
+    uri = open_file(client, tmp_path / "course.ipynb", json.dumps(document, indent=1))
+    assert codes(await settled(client, uri, bool)) == ["TFM101"]
 
 
 async def test_a_coding_cookie_on_the_second_line_is_kept(

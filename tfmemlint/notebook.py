@@ -35,7 +35,7 @@ class NotebookError(ValueError):
 @dataclass
 class Cell:
     number: int  # 1-based, among all cells, as Jupyter shows them
-    start: int  # span of the `source` value in the file's text
+    start: int  # span of the `source` value in the file's text (nbformat 3's `input`)
     end: int
     source: str
     as_list: bool  # the value is a list of lines (nbformat's usual form), not one string
@@ -103,21 +103,27 @@ class Notebook:
         except json.JSONDecodeError as exc:
             raise NotebookError(f"invalid JSON: {exc}") from None
         members = _object_members(text, 0)
-        if "cells" not in members:
-            raise NotebookError("no 'cells' list")
+        if "cells" in members:
+            found, key = _array_items(text, members["cells"][0]), "source"
+        elif "worksheets" in members:
+            found, key = _nbformat3_cells(text, members["worksheets"][0]), "input"
+        else:
+            raise NotebookError("no 'cells' list, nor nbformat 3's 'worksheets'")
         cells = []
-        for number, (start, _) in enumerate(_array_items(text, members["cells"][0]), 1):
+        for number, (start, _) in enumerate(found, 1):
             fields = _object_members(text, start)
-            if "cell_type" not in fields or "source" not in fields:
+            if "cell_type" not in fields or key not in fields:
                 continue
             if json.loads(text[slice(*fields["cell_type"])]) != "code":
                 continue
-            value = json.loads(text[slice(*fields["source"])])
+            if "language" in fields and json.loads(text[slice(*fields["language"])]) != "python":
+                continue  # nbformat 3: a cell in another kernel's language (`%%R`, Julia)
+            value = json.loads(text[slice(*fields[key])])
             as_list = isinstance(value, list)
             source = "".join(value) if as_list else value
             if not isinstance(source, str):
-                raise NotebookError(f"cell {number}: 'source' is not text")
-            cells.append(Cell(number, *fields["source"], source, as_list))
+                raise NotebookError(f"cell {number}: {key!r} is not text")
+            cells.append(Cell(number, *fields[key], source, as_list))
         return cls(text, cells)
 
     def module(self) -> tuple[str, list[tuple[int, int]]]:
@@ -201,6 +207,17 @@ class Notebook:
             )
             return f"[{newline}{body}{newline}{closing}]"
         return "[" + ", ".join(json.dumps(line, ensure_ascii=ascii_only) for line in lines) + "]"
+
+
+def _nbformat3_cells(text: str, worksheets: int) -> list[tuple[int, int]]:
+    """The cells of an nbformat 3 notebook (IPython 2 and before), every worksheet's in order:
+    as nbformat 4 numbers them once converted (`nbformat.v4.upgrade` joins the worksheets)."""
+    cells = []
+    for start, _ in _array_items(text, worksheets):
+        worksheet = _object_members(text, start)
+        if "cells" in worksheet:
+            cells.extend(_array_items(text, worksheet["cells"][0]))
+    return cells
 
 
 def _magic_rows(source: str) -> set[int]:
