@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 
 CELLS = [
@@ -185,3 +187,78 @@ def test_an_nbformat3_notebook_is_read_across_its_worksheets_and_fixed_as_nbform
     ]
     assert fixed["worksheets"][1]["cells"][2]["input"] == f"t = tf.Session({growth})"
     assert fixed_text.replace(growth, "") == raw  # every other byte, the missing newline too
+
+
+def _code(source: str) -> dict:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": source,
+    }
+
+
+def _write_cells(path: Path, *sources: str) -> str:
+    document = {
+        "cells": [_code(s) for s in sources],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    text = json.dumps(document, indent=1) + "\n"
+    path.write_text(text)
+    return text
+
+
+def test_cells_are_read_as_ipython_cleans_them_up(tmp_path: Path) -> None:
+    """An indented cell, and pasted `>>>` and `In [n]:` prompts, run in Jupyter: they are
+    checked as IPython compiles them, reported at the cell's own columns, and fixed with their
+    indentation and prompts kept, on a line the fix adds too."""
+    path = tmp_path / "pasted.ipynb"
+    _write_cells(
+        path,
+        "import tensorflow as tf",
+        "\n  cfg = tf.ConfigProto()\n\n  s = tf.Session(config=cfg)",
+        ">>> with tf.Session() as s:\n...     pass",
+        "In [7]: t = tf.Session()",
+    )
+    result = run_cli("--output-format", "json", "pasted.ipynb", cwd=tmp_path)
+    found = [
+        (f["cell"], f["location"]["row"], f["location"]["column"], f["code"])
+        for f in json.loads(result.stdout)
+    ]
+    assert found == [(2, 4, 7, "TFM102"), (3, 1, 10, "TFM101"), (4, 1, 13, "TFM101")]
+
+    assert run_cli("--fix", "pasted.ipynb", cwd=tmp_path).returncode == 0
+    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+    growth = "tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
+    assert cells[1:] == [
+        "\n  cfg = tf.ConfigProto()\n  cfg.gpu_options.allow_growth = True\n\n"
+        "  s = tf.Session(config=cfg)",
+        f">>> with tf.Session(config={growth}) as s:\n...     pass",
+        f"In [7]: t = tf.Session(config={growth})",
+    ]
+
+
+def test_a_cell_ipython_versions_read_differently_is_left_as_it_was(tmp_path: Path) -> None:
+    """A first line indented more than a later one: IPython 8 strips the first line's
+    indentation where a line has it, IPython 9 the common one. Neither is assumed."""
+    path = tmp_path / "mixed.ipynb"
+    text = _write_cells(path, "import tensorflow as tf", "    a = 1\n  s = tf.Session()")
+    result = run_cli("--output-format", "json", "--fix", "mixed.ipynb", cwd=tmp_path)
+    assert [f["code"] for f in json.loads(result.stdout)] == ["TFM902"]
+    assert path.read_text() == text
+
+
+def test_a_fixed_cell_that_ipython_would_read_otherwise_is_refused() -> None:
+    from tfmemlint.notebook import CellView, NotebookError
+
+    view = CellView.of(">>> import tensorflow as tf\n>>> s = tf.Session()")
+    assert view.lines == ["import tensorflow as tf", "s = tf.Session()"]
+    assert view.restored("import tensorflow as tf\nx = 1\ns = tf.Session()") == (
+        ">>> import tensorflow as tf\n>>> x = 1\n>>> s = tf.Session()"
+    )
+    indented = CellView.of("    x = 1")
+    with pytest.raises(NotebookError):  # the prefix put back makes a `>>>` line IPython strips
+        indented.restored(">>> x = 1")

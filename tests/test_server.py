@@ -328,6 +328,32 @@ async def test_a_fix_in_another_cell_edits_that_cell(
     )
 
 
+async def test_a_fix_in_a_cell_pasted_with_its_indentation_keeps_it(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """IPython runs a cell pasted from a function body: its finding lands on the cell's own
+    columns, and the quick fix's added line gets the cell's indentation."""
+    notebook = (tmp_path / "train.ipynb").as_uri()
+    pasted = "    config = tf.ConfigProto()\n    sess = tf.Session(config=config)"
+    uris = [f"{notebook}#cell1", f"{notebook}#cell2"]
+    code = types.NotebookCellKind.Code
+    open_notebook(
+        client,
+        notebook,
+        [(uris[0], code, "import tensorflow.compat.v1 as tf"), (uris[1], code, pasted)],
+    )
+    (found,) = await settled(client, uris[1], bool)
+    assert found.code == "TFM102"
+    assert found.range.start == types.Position(1, 11)
+    (fix, _) = await actions(client, uris[1], found.range, [types.CodeActionKind.QuickFix])
+    assert fix.edit is not None and fix.edit.changes is not None
+    assert apply(pasted, fix.edit.changes[uris[1]]) == (
+        "    config = tf.ConfigProto()\n"
+        "    config.gpu_options.allow_growth = True\n"
+        "    sess = tf.Session(config=config)"
+    )
+
+
 async def test_a_notebook_under_any_uri_gets_findings(client: LanguageClient) -> None:
     """VS Code's interactive window, an untitled notebook: its URI need not end in .ipynb."""
     notebook = "untitled:Interactive-1.interactive"

@@ -4,13 +4,21 @@ The notebook's JSON is never re-serialized. A small scanner finds where each cod
 value sits in the file's text, and a fix replaces exactly those values, written in the style the
 file already uses, so the indentation, key order, outputs, metadata and final newline stay byte
 for byte as they were.
+
+A cell is read as IPython compiles it (`IPython.core.inputtransformer2`'s clean-up): a cell
+whose first line is indented loses that indentation on every line, and `>>>`/`...` or
+`In [n]:`/`...:` prompts pasted into it are taken off, once per line. Each module row keeps
+what was taken off its line (`Origin.shift`), so that findings land on the cell's real columns,
+and a fixed cell gets it back, on a line a fix adds too.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tfmemlint.model import Layout
 from tfmemlint.statements import logical_lines
@@ -26,6 +34,13 @@ _CONTINUED = "# tfmemlint: IPython magic, continued"
 # help, and %% cell magics. Anywhere else (`x = !ls`, `%time` in an expression) it is a syntax
 # error for recovery to set aside; a `%` that continues a statement is Python's operator.
 _MAGIC = re.compile(r"\s*(%|!|\?|\w[\w.]*\?\??\s*$)")
+# IPython's clean-up before it compiles a cell: the first line's indentation (applied only
+# where every line holds it, the case where IPython 8, which strips it from the lines that do,
+# and IPython 9, which strips the common indentation, agree), then the prompts.
+_INDENT = re.compile(r"[ \t]+")
+_CLASSIC_FIRST = re.compile(r">>>( |$)")
+_CLASSIC_PROMPT = re.compile(r"(>>>|\.\.\.)( |$)")
+_IPYTHON_PROMPT = re.compile(r"In \[\d+\]: |\s*\.{3,}: ?")
 
 
 class NotebookError(ValueError):
@@ -91,6 +106,97 @@ def _array_items(text: str, at: int) -> list[tuple[int, int]]:
     return [(start, end) for _, start, end in _entries(text, at, keyed=False)]
 
 
+class Origin(NamedTuple):
+    """Where a row of the cells' module comes from: its cell (0 for a boundary row), its row
+    in the cell, and how many characters IPython's clean-up took off the front of that line."""
+
+    cell: int
+    row: int
+    shift: int = 0
+
+
+BOUNDARY_ROW = Origin(0, 0)
+
+
+class CellView(NamedTuple):
+    """A cell's lines as IPython compiles them, and what its clean-up took off each: the
+    cell's indentation (the same on every line that is not blank), then a prompt."""
+
+    lines: list[str]
+    prefixes: list[str]
+    indent: str = ""
+    # The prompt a line that a fix adds gets: IPython's continuation prompt, or `>>> ` for a
+    # statement of its own among `>>>` prompts (None: the cell has no prompts).
+    continuation: str | None = None
+    classic: bool = False
+
+    @classmethod
+    def of(cls, source: str) -> CellView:
+        lines = source.split("\n")
+        prefixes = [""] * len(lines)
+        body = [row for row, line in enumerate(lines) if line.strip()]
+        if not body or _cell_magic(lines):
+            return cls(lines, prefixes)
+        first = body[0]
+        found = _INDENT.match(lines[first])
+        indent = found.group() if found else ""
+        if not all(lines[row].startswith(indent) for row in body):
+            indent = ""  # IPython 8 and 9 read it differently: left as it is (TFM902)
+        for row in body:
+            prefixes[row] = indent
+        read = [line[len(prefix) :] for line, prefix in zip(lines, prefixes, strict=True)]
+        continuation, classic = None, False
+        for initial, prompt in (
+            (_CLASSIC_FIRST, _CLASSIC_PROMPT),
+            (_IPYTHON_PROMPT, _IPYTHON_PROMPT),
+        ):
+            second = read[first + 1] if first + 1 < len(read) else ""
+            if not (initial.match(read[first]) or prompt.match(second)):
+                continue
+            classic = prompt is _CLASSIC_PROMPT
+            for row, line in enumerate(read):
+                taken = prompt.match(line)
+                if taken:
+                    prefixes[row] += taken.group()
+                    read[row] = line[taken.end() :]
+                    if taken.group().strip().startswith("...") and continuation is None:
+                        continuation = taken.group()
+            if continuation is None:
+                continuation = "... " if classic else "   ...: "
+        return cls(read, prefixes, indent, continuation, classic)
+
+    @property
+    def source(self) -> str:
+        return "\n".join(self.lines)
+
+    def restored(self, source: str) -> str:
+        """`source`, a fix of this view's text, with what the clean-up took off put back: on
+        each line that was there, its own; on a line the fix added, the cell's indentation and
+        a prompt (IPython takes either prompt off any line). Raises NotebookError where IPython
+        would not read the result as `source`."""
+        if not any(self.prefixes):
+            return source
+        lines = source.split("\n")
+        prefixes = [self._added_prefix(line) for line in lines]
+        matcher = difflib.SequenceMatcher(a=self.lines, b=lines, autojunk=False)
+        for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
+            if tag in ("equal", "replace"):
+                for offset in range(min(old_end - old_start, new_end - new_start)):
+                    prefixes[new_start + offset] = self.prefixes[old_start + offset]
+        restored = "\n".join(prefix + line for prefix, line in zip(prefixes, lines, strict=True))
+        if CellView.of(restored).lines != lines:
+            raise NotebookError("IPython would not read the fixed cell as it was checked")
+        return restored
+
+    def _added_prefix(self, line: str) -> str:
+        if not line.strip():
+            return (self.continuation or "").rstrip()
+        if self.continuation is None:
+            return self.indent
+        statement = self.classic and line[:1] not in (" ", "\t")
+        return self.indent + (">>> " if statement else self.continuation)
+
+
 @dataclass
 class Notebook:
     text: str
@@ -126,19 +232,20 @@ class Notebook:
             cells.append(Cell(number, *fields[key], source, as_list))
         return cls(text, cells)
 
-    def module(self) -> tuple[str, list[tuple[int, int]]]:
-        """The code cells as one Python module, and for each of its rows (1-based, index 0
-        unused) the (cell number, row in the cell) it comes from; (0, 0) for boundary rows."""
+    def module(self) -> tuple[str, list[Origin]]:
+        """The code cells, as IPython reads them, as one Python module, and where each of its
+        rows (1-based, index 0 unused) comes from."""
         lines: list[str] = []
-        origin: list[tuple[int, int]] = [(0, 0)]
+        origin: list[Origin] = [BOUNDARY_ROW]
         for cell in self.cells:
             if lines:
                 lines.append(BOUNDARY)
-                origin.append((0, 0))
-            cell_lines = cell.source.split("\n")
+                origin.append(BOUNDARY_ROW)
+            view = CellView.of(cell.source)
+            cell_lines = list(view.lines)
             if _cell_magic(cell_lines):
                 cell_lines = [""] * len(cell_lines)  # the whole cell is not Python
-            magic_rows = _magic_rows(cell.source)
+            magic_rows = _magic_rows(view.source)
             for row, line in enumerate(cell_lines, 1):
                 if row in magic_rows and row - 1 in magic_rows and _continues(cell_lines[row - 2]):
                     line = _CONTINUED
@@ -146,29 +253,30 @@ class Notebook:
                     indent = line[: len(line) - len(line.lstrip())]
                     line = f"{indent}{_PLACEHOLDER}"
                 lines.append(line)
-                origin.append((cell.number, row))
+                origin.append(Origin(cell.number, row, len(view.prefixes[row - 1])))
         return "\n".join(lines) + "\n", origin
 
-    def layout(self, origin: list[tuple[int, int]]) -> Layout:
+    def layout(self, origin: list[Origin]) -> Layout:
         """The module's layout: cells between BOUNDARY lines, rows named by cell and line, and
         the IPython lines the module does not hold."""
 
         def place(row: int) -> str:
-            cell, cell_row = origin[row] if row < len(origin) else (0, 0)
-            return f"cell {cell}, line {cell_row}" if cell else f"line {row}"
+            where = origin[row] if row < len(origin) else BOUNDARY_ROW
+            return f"cell {where.cell}, line {where.row}" if where.cell else f"line {row}"
 
-        row_of = {where: row for row, where in enumerate(origin) if where[0]}
+        row_of = {(where.cell, where.row): row for row, where in enumerate(origin) if where.cell}
         magics = []
         rows = []
         for cell in self.cells:
-            for cell_row, line in _magic_lines(cell.source):
+            for cell_row, line in _magic_lines(CellView.of(cell.source).source):
                 magics.append(line)
                 rows.append(row_of[cell.number, cell_row])
         return Layout(BOUNDARY, place, "\n".join(magics), tuple(rows))
 
     def with_module(self, fixed: str) -> str:
         """The notebook's text with each code cell's source replaced by its part of `fixed`,
-        magics restored; cells whose source did not change keep their bytes."""
+        magics and what IPython's clean-up took off restored; cells whose source did not
+        change keep their bytes."""
         body = fixed[:-1] if fixed.endswith("\n") else fixed  # the newline module() added
         parts = body.split(f"\n{BOUNDARY}\n")
         if len(parts) != len(self.cells):
@@ -176,11 +284,12 @@ class Notebook:
         pieces = []
         cursor = 0
         for cell, part in zip(self.cells, parts, strict=True):
-            new_source = _restore_magics(cell.source, part)
-            if new_source == cell.source:
+            view = CellView.of(cell.source)
+            read = _restore_magics(view.source, part)
+            if read == view.source:
                 continue
             pieces.append(self.text[cursor : cell.start])
-            pieces.append(self._render(cell, new_source))
+            pieces.append(self._render(cell, view.restored(read)))
             cursor = cell.end
         pieces.append(self.text[cursor:])
         return "".join(pieces)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from tfmemlint.cache import ResultCache
+    from tfmemlint.notebook import Origin
     from tfmemlint.project import FileResolver, ProjectIndex
 
 Mode = Literal["check", "fix", "diff"]
@@ -262,7 +263,7 @@ def _notebook_with_noqa(
 
     notebook = Notebook.parse(raw.decode("utf-8"))
     module, origin = notebook.module()
-    module_row = {place: row for row, place in enumerate(origin) if place[0]}
+    module_row = {(place.cell, place.row): row for row, place in enumerate(origin) if place.cell}
     in_module: dict[Finding, Finding] = {}
     left: list[tuple[Finding, str]] = []
     for finding in findings:
@@ -271,9 +272,10 @@ def _notebook_with_noqa(
             left.append((finding, "it is not on a line of a code cell"))
             continue
         last = module_row.get((finding.cell or 0, finding.end_location.row), first)
+        end = finding.end_location
         moved = finding._replace(
-            location=finding.location._replace(row=first),
-            end_location=finding.end_location._replace(row=last),
+            location=Location(first, finding.location.column - origin[first].shift),
+            end_location=Location(last, end.column - origin[last].shift),
         )
         in_module[moved] = finding
     new_module, added, not_placed = with_noqa(module, list(in_module))
@@ -281,16 +283,17 @@ def _notebook_with_noqa(
     return notebook.with_module(new_module).encode("utf-8"), added, left
 
 
-def in_cell(finding: Finding, origin: list[tuple[int, int]]) -> Finding:
-    """A finding whose rows count in the notebook's module, re-pointed at its cell (and its
-    fix's edits in that cell; an edit in another cell keeps the module's rows)."""
-    if finding.location.row >= len(origin) or origin[finding.location.row][0] == 0:
+def in_cell(finding: Finding, origin: list[Origin]) -> Finding:
+    """A finding whose rows count in the notebook's module, re-pointed at its cell's rows and
+    columns (and its fix's edits in that cell; an edit in another cell keeps the module's)."""
+    if finding.location.row >= len(origin) or origin[finding.location.row].cell == 0:
         return finding
-    cell, row = origin[finding.location.row]
+    cell = origin[finding.location.row].cell
 
     def move(where: Location) -> Location:
-        same_cell = where.row < len(origin) and origin[where.row][0] == cell
-        return Location(origin[where.row][1], where.column) if same_cell else where
+        if where.row >= len(origin) or origin[where.row].cell != cell:
+            return where
+        return Location(origin[where.row].row, where.column + origin[where.row].shift)
 
     fix = finding.fix
     if fix is not None:
@@ -300,7 +303,7 @@ def in_cell(finding: Finding, origin: list[tuple[int, int]]) -> Finding:
         )
         fix = fix._replace(edits=edits)
     return finding._replace(
-        location=Location(row, finding.location.column),
+        location=move(finding.location),
         end_location=move(finding.end_location),
         fix=fix,
         cell=cell,

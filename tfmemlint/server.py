@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -23,6 +23,9 @@ from pygls.uris import to_fs_path
 from tfmemlint import __version__
 from tfmemlint.model import Edit, Finding, Location
 from tfmemlint.source import LineIndex
+
+if TYPE_CHECKING:
+    from tfmemlint.notebook import Notebook
 
 # A change waits this long for the next keystroke before the buffer is checked again.
 DEBOUNCE_S = float(os.environ.get("TFMEMLINT_LSP_DEBOUNCE_S", "0.25"))
@@ -113,8 +116,8 @@ class TfmemlintServer(LanguageServer):
         texts = [self.workspace.get_text_document(cell).source for cell in cells]
         source = _notebook_json(texts)
         findings, _ = _run(_notebook_path(notebook.uri), source, "check", in_cells=False)
-        _, origin = Notebook.parse(source).module()
-        lines = [LineIndex(text) for text in texts]
+        document = Notebook.parse(source)
+        module, origin = document.module()
         checked = [
             _Checked(text, self.workspace.get_text_document(cell).version)
             for cell, text in zip(cells, texts, strict=True)
@@ -125,7 +128,7 @@ class TfmemlintServer(LanguageServer):
                 continue  # on a line between cells: none is there
             mine = placed._replace(cell=None)
             checked[placed.cell - 1].findings.append(mine)
-            fix = self._cell_fix(finding, origin, cells, lines)
+            fix = self._cell_fix(finding, document, module, cells, texts)
             if fix is not None:
                 checked[placed.cell - 1].fixes[mine] = fix
         for cell, state in zip(cells, checked, strict=True):
@@ -135,24 +138,30 @@ class TfmemlintServer(LanguageServer):
     def _cell_fix(
         self,
         finding: Finding,
-        origin: list[tuple[int, int]],
+        notebook: Notebook,
+        module: str,
         cells: list[str],
-        lines: list[LineIndex],
+        texts: list[str],
     ) -> Changes | None:
-        """A finding's fix (rows of the cells' module) as edits of the cells they fall in;
-        None when it has none, or an edit would cross a cell's end."""
+        """A finding's fix (edits of the cells' module) as an edit of each cell it changes,
+        made as `--fix` makes it; None when it has none, or the cells cannot take it."""
+        from tfmemlint import fixes
+        from tfmemlint.notebook import Notebook, NotebookError
+
         if finding.fix is None:
             return None
-        changes: Changes = {}
-        for edit in finding.fix.edits:
-            moved = _into_cell(edit, origin, lines)
-            if moved is None:
-                return None
-            cell, in_cell = moved
-            changes.setdefault(cells[cell - 1], []).append(
-                self._text_edit(lines[cell - 1], in_cell)
-            )
-        return changes
+        applied, fixed = fixes.apply([finding.fix], module)
+        try:
+            new_cells = Notebook.parse(notebook.with_module(fixed)).cells
+        except NotebookError:  # an edit that crosses a cell's end
+            return None
+        if not applied or len(new_cells) != len(cells):
+            return None
+        return {
+            cell: self.edit(old, new.source)
+            for cell, old, new in zip(cells, texts, new_cells, strict=True)
+            if new.source != old
+        }
 
     def _text_edit(self, lines: LineIndex, edit: Edit) -> types.TextEdit:
         return types.TextEdit(self._range(lines, edit.location, edit.end_location), edit.content)
@@ -234,30 +243,6 @@ class TfmemlintServer(LanguageServer):
         lines = LineIndex(old)
         where = self._range(lines, lines.location(start), lines.location(len(old) - end))
         return [types.TextEdit(range=where, new_text=new[start : len(new) - end])]
-
-
-def _into_cell(
-    edit: Edit, origin: list[tuple[int, int]], lines: list[LineIndex]
-) -> tuple[int, Edit] | None:
-    """An edit of the cells' module as an edit of one cell (its number, the edit): within a
-    cell; or a line added at the start of the boundary that follows a cell, which is that
-    cell's new last line (the module's line break before the boundary stays where it is)."""
-    start, end = edit.location, edit.end_location
-    if max(start.row, end.row) >= len(origin):
-        return None
-    (cell, row), (end_cell, end_row) = origin[start.row], origin[end.row]
-    if cell != 0 and cell == end_cell:
-        moved = edit._replace(
-            location=Location(row, start.column), end_location=Location(end_row, end.column)
-        )
-        return cell, moved
-    before = origin[start.row - 1][0]
-    if cell or start != end or start.column != 1 or not edit.content.endswith("\n") or not before:
-        return None
-    last = len(lines[before - 1].starts)
-    after_last = Location(last, len(lines[before - 1].line(last)) + 1)
-    content = "\n" + edit.content[:-1]
-    return before, edit._replace(location=after_last, end_location=after_last, content=content)
 
 
 def _path(uri: str) -> str:
