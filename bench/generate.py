@@ -6,6 +6,8 @@
 - With --python2, the TF1-era modules are written in Python 2 (print statements,
   `except E, e:`), as the same modules would be in a Python 2 codebase.
 - With --table: one 1.6 MB module, a 50,000-row literal table and one bare session.
+- `generate_notebooks`: TF1-era course notebooks, in nbformat 3 (IPython 2) or 4 (bench/run.py's
+  `notebooks` case).
 
 Usage: python bench/generate.py OUT_DIR [--files N] [--seed S] [--session-share F] [--bare]
                                         [--python2]
@@ -15,6 +17,7 @@ Usage: python bench/generate.py OUT_DIR [--files N] [--seed S] [--session-share 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from pathlib import Path
 
@@ -128,6 +131,63 @@ def generate(
                 for n in range(chance.randint(5, 60))
             )
         (package / f"module{index:05d}.py").write_text(text)
+
+
+def generate_notebooks(out: Path, count: int, seed: int, nbformat: int = 4) -> None:
+    """TF1-era course notebooks: a heading, prose, and the TF1 module's code in cells, one in
+    five with a bare session. nbformat 3 is IPython 2's layout (worksheets, code in `input`,
+    keys sorted, no final newline); 4 is today's, with the same cells."""
+    chance = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    for index in range(count):
+        session = SESSIONS[0] if chance.random() < 0.2 else SESSIONS[2]
+        code = TF1.format(index=index, session=session).split("\n\n\n")
+        sources = [[f"{line}\n" for line in part.strip("\n").split("\n")] for part in code]
+        for lines in sources:
+            lines[-1] = lines[-1].rstrip("\n")
+        prose = [f"Lesson {index}: a first graph\n", "Build it, then run it in a session."]
+        if nbformat == 3:
+            cells = [
+                {"cell_type": "heading", "level": 1, "metadata": {}, "source": [f"Lesson {index}"]},
+                {"cell_type": "markdown", "metadata": {}, "source": prose},
+                *(
+                    {
+                        "cell_type": "code",
+                        "collapsed": False,
+                        "input": lines,
+                        "language": "python",
+                        "metadata": {},
+                        "outputs": [],
+                        "prompt_number": number,
+                    }
+                    for number, lines in enumerate(sources, 1)
+                ),
+            ]
+            document = {
+                "metadata": {"name": f"lesson{index}"},
+                "nbformat": 3,
+                "nbformat_minor": 0,
+                "worksheets": [{"cells": cells, "metadata": {}}],
+            }
+            text = json.dumps(document, indent=1, sort_keys=True)
+        else:
+            cells = [
+                {"cell_type": "markdown", "metadata": {}, "source": [f"# Lesson {index}"]},
+                {"cell_type": "markdown", "metadata": {}, "source": prose},
+                *(
+                    {
+                        "cell_type": "code",
+                        "execution_count": number,
+                        "metadata": {},
+                        "outputs": [],
+                        "source": lines,
+                    }
+                    for number, lines in enumerate(sources, 1)
+                ),
+            ]
+            document = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+            text = json.dumps(document, indent=1) + "\n"
+        (out / f"lesson{index:04d}.ipynb").write_text(text)
 
 
 def generate_table(path: Path, rows: int = 50_000) -> None:

@@ -15,6 +15,8 @@ alike. ruff's ratios stay beside them as the outside anchor. Reports medians, ne
   table       tfmemlint --fix on the generated 1.6 MB table module             (<= 2.0 s)
   python2     tfmemlint check --no-cache on a generated tree whose TF1 modules are Python 2
               vs  the same on that tree written in Python 3 (recovery's cost)  (<= 1.5 x)
+  notebooks   tfmemlint check --no-cache on generated TF1-era course notebooks in nbformat 3
+              vs  the same notebooks in nbformat 4 (reading IPython 2's layout)  (<= 1.1 x)
 
 Cold, warm and fix also show the design's own floors, the least that tfmemlint's design needs:
 libcst parsing over all CPUs (cold), a stat cache looked up per file (warm), and each fixed
@@ -39,7 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate import generate, generate_table
+from generate import generate, generate_notebooks, generate_table
 
 PYTHON = sys.executable
 
@@ -319,6 +321,17 @@ def python2(rounds: int, scratch: Path, files: int) -> dict:
     return _ratio("python2", *_side_by_side(ours, theirs, rounds), 1.5, "the tree in Python 3")
 
 
+def notebooks(rounds: int, scratch: Path, count: int) -> dict:
+    """nbformat 3's cost: a cold check of IPython 2's notebooks against the same cells saved
+    by today's Jupyter."""
+    old, new = scratch / "nbformat3", scratch / "nbformat4"
+    generate_notebooks(old, count, seed=5, nbformat=3)
+    generate_notebooks(new, count, seed=5, nbformat=4)
+    ours = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(old)]
+    theirs = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(new)]
+    return _ratio("notebooks", *_side_by_side(ours, theirs, rounds), 1.1, "the same in nbformat 4")
+
+
 def table(rounds: int, scratch: Path, rows: int) -> dict:
     source, work = scratch / "table-source.py", scratch / "table.py"
     generate_table(source, rows)
@@ -341,7 +354,7 @@ def memory(tree: Path) -> dict:
     return _absolute("memory", int(done.stdout) / 1024, 200.0, "MB")
 
 
-BENCHES = ("cold", "warm", "pre-commit", "fix", "table", "memory", "python2")
+BENCHES = ("cold", "warm", "pre-commit", "fix", "table", "memory", "python2", "notebooks")
 
 
 def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: bool) -> list[dict]:
@@ -363,6 +376,8 @@ def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: boo
                 results.append(memory(tree))
             elif name == "python2":
                 results.append(python2(rounds, scratch, 50 if small else 1000))
+            elif name == "notebooks":
+                results.append(notebooks(rounds, scratch, 20 if small else 300))
     return results
 
 

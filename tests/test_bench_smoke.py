@@ -46,8 +46,17 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["files"] == 40 and report["rounds"] == 1
     results = {r["name"]: r for r in report["results"]}
-    assert list(results) == ["cold", "warm", "pre-commit", "fix", "table", "memory", "python2"]
-    for name in ("cold", "warm", "pre-commit", "fix", "python2"):
+    assert list(results) == [
+        "cold",
+        "warm",
+        "pre-commit",
+        "fix",
+        "table",
+        "memory",
+        "python2",
+        "notebooks",
+    ]
+    for name in ("cold", "warm", "pre-commit", "fix", "python2", "notebooks"):
         assert results[name]["unit"] == "x" and results[name]["value"] > 0
         assert results[name]["tfmemlint_s"] > 0 and results[name]["yardstick_s"] > 0
     assert list(results["cold"]["floors"]) == [
@@ -70,6 +79,7 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         "table": 2.0,
         "memory": 200.0,
         "python2": 1.5,
+        "notebooks": 1.1,
     }
     for name in ("cold", "warm", "fix"):
         assert all(f["s"] > 0 and f["ratio"] > 0 for f in results[name]["floors"].values())
