@@ -154,7 +154,7 @@ def _parse_other(path: str, policy: Policy, project: FileResolver) -> FileContex
     from tfmemlint.prefilter import too_deep_for_python
     from tfmemlint.source import SourceError, SourceText
 
-    raw, read = project.index.read(path)  # once per run, as the index's other answers
+    raw, read = project.index.files.read(path)  # once per run, as the index's other answers
     project.read |= read
     if raw is None:
         return None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import libcst as cst
 
-from tfmemlint.project import member
+from tfmemlint.module_summary import member
 
 if TYPE_CHECKING:
     from tfmemlint.project import FileResolver

@@ -17,8 +17,9 @@ import libcst as cst
 
 from tfmemlint import fixes
 from tfmemlint.model import Finding, Fix
+from tfmemlint.module_summary import member
 from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, CallSite, dotted_name
-from tfmemlint.project import FileResolver, member
+from tfmemlint.project import FileResolver
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
 from tfmemlint.rules.entry_points import entry_point, is_main_guard, runner, trains
