@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from tests.conftest import lint_text
-from tfmemlint.engine import fix_text
+from tfmemlint.fix_loop import fix_text
 from tfmemlint.settings import Settings
 
 HEAD = 'import tensorflow as tf\ngpus = tf.config.list_physical_devices("GPU")\n'

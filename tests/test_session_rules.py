@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from tests.conftest import lint_text
-from tfmemlint.engine import fix_text
+from tfmemlint.fix_loop import fix_text
 from tfmemlint.settings import Policy, Settings, select_rules
 
 GROWTH = "ConfigProto(gpu_options={p}GPUOptions(allow_growth=True))"
