@@ -50,7 +50,7 @@ def codes(source: str, filename: str = "t.py", settings: Settings | None = None)
 
 def fixed(source: str, settings: Settings | None = None) -> str:
     """What fixing `source` (dedented) makes of it, by default under the default settings."""
-    from tfmemlint.engine import fix_text
+    from tfmemlint.fix_loop import fix_text
 
     chosen = settings if settings is not None else Settings.default(ALL_RULES)
     return fix_text("t.py", textwrap.dedent(source), chosen)[0]

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_walk import SOURCES
-from tfmemlint import engine
+from tfmemlint import cst_parse, engine, fix_loop, reparse
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
@@ -25,11 +25,11 @@ SESSION = "import tensorflow as tf\nsess = tf.Session()\n"
 def test_the_unchecked_parse_builds_the_same_trees_and_restores_the_check() -> None:
     for path in SOURCES[:60]:
         text = path.read_text(encoding="utf-8", errors="replace")
-        assert engine.parse(text).deep_equals(cst.parse_module(text)), path
+        assert cst_parse.parse(text).deep_equals(cst.parse_module(text)), path
     with pytest.raises(cst.CSTValidationError):
         cst.Name("not a name")  # nodes built after a parse are checked again
     with pytest.raises(cst.ParserSyntaxError):
-        engine.parse("def (")
+        cst_parse.parse("def (")
     with pytest.raises(cst.CSTValidationError):
         cst.Name("not a name")  # also after a parse that failed
 
@@ -37,7 +37,7 @@ def test_the_unchecked_parse_builds_the_same_trees_and_restores_the_check() -> N
 @pytest.mark.parametrize("text", [SESSION, "def ("])
 def test_the_cycle_collector_is_back_after_each_file(text: str) -> None:
     default = Settings.default(ALL_RULES)
-    for entry in (engine.lint_text, engine.fix_text):
+    for entry in (engine.lint_text, fix_loop.fix_text):
         assert gc.isenabled()
         with contextlib.suppress(cst.ParserSyntaxError):
             entry("a.py", text, default)
@@ -69,12 +69,12 @@ def test_the_parse_is_the_same_beside_other_threads() -> None:
     """Results must not depend on a progress bar's thread: the line parses either way."""
     if not _libcst_rejects(REJECTED_BY_THE_CHECK):
         pytest.skip("this libcst's check accepts the line")
-    engine.parse(REJECTED_BY_THE_CHECK)
+    cst_parse.parse(REJECTED_BY_THE_CHECK)
     release = threading.Event()
     other = threading.Thread(target=release.wait)
     other.start()
     try:
-        engine.parse(REJECTED_BY_THE_CHECK)
+        cst_parse.parse(REJECTED_BY_THE_CHECK)
     finally:
         release.set()
         other.join()
@@ -89,19 +89,19 @@ def test_other_threads_keep_the_check_while_one_parses() -> None:
         except cst.CSTValidationError as exc:
             errors.append(exc)
 
-    engine._this_thread.parsing = True  # this thread, as inside engine.parse
+    cst_parse._this_thread.parsing = True  # this thread, as inside cst_parse.parse
     try:
         other = threading.Thread(target=build)
         other.start()
         other.join()
     finally:
-        engine._this_thread.parsing = False
+        cst_parse._this_thread.parsing = False
     assert len(errors) == 1
 
 
 def test_parses_in_threads_leave_the_check_on() -> None:
     text = "x = [" + ", ".join(str(i) for i in range(3000)) + "]\n"
-    threads = [threading.Thread(target=engine.parse, args=(text,)) for _ in range(4)]
+    threads = [threading.Thread(target=cst_parse.parse, args=(text,)) for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -115,7 +115,7 @@ def test_parses_in_threads_leave_the_check_on() -> None:
 
 def _context_before(text: str) -> engine.FileContext:
     context = engine.FileContext(
-        "a.py", text, engine.parse(text), Settings.default(ALL_RULES).policy
+        "a.py", text, cst_parse.parse(text), Settings.default(ALL_RULES).policy
     )
     assert context.statement_extents() is None  # positions are worked out only on demand
     context.span(context.module)  # as a rule does for a finding
@@ -123,8 +123,8 @@ def _context_before(text: str) -> engine.FileContext:
 
 
 def _reparsed_as_a_whole(before: str, after: str) -> bool:
-    """Whether `_reparse` built a tree for `after`, which must then be libcst's own."""
-    tree = engine._reparse(_context_before(before), after)
+    """Whether `reparse` built a tree for `after`, which must then be libcst's own."""
+    tree = reparse.reparse(_context_before(before), after)
     if tree is None:
         return False
     whole = cst.parse_module(after)
@@ -216,20 +216,20 @@ def test_the_fixed_texts_tree_is_libcsts_own(before: str, after: str) -> None:
     try:
         cst.parse_module(after)
     except cst.ParserSyntaxError:
-        assert engine._reparse(_context_before(before), after) is None
+        assert reparse.reparse(_context_before(before), after) is None
         return
     _reparsed_as_a_whole(before, after)
 
 
 def test_only_what_changed_is_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     parsed: list[str] = []
-    real_parse = engine.parse
+    real_parse = cst_parse.parse
 
     def spy(text: str) -> cst.Module:
         parsed.append(text)
         return real_parse(text)
 
-    monkeypatch.setattr(engine, "parse", spy)
+    monkeypatch.setattr(reparse, "parse", spy)
     fixed = FUNCTION.replace("target=''", f"target='', {GROWTH}")
     assert _reparsed_as_a_whole(FUNCTION, fixed)
     assert parsed[-1] == f"if 1:\n    sess = tf.Session(\n        target='', {GROWTH})\n"
@@ -244,7 +244,7 @@ def test_a_fix_of_every_fixture_builds_libcsts_own_trees(monkeypatch: pytest.Mon
     from tests.conftest import ROOT
 
     built: list[bool] = []
-    real_reparse = engine._reparse
+    real_reparse = reparse.reparse
 
     def compared(before: engine.FileContext, text: str) -> cst.Module | None:
         tree = real_reparse(before, text)
@@ -253,11 +253,11 @@ def test_a_fix_of_every_fixture_builds_libcsts_own_trees(monkeypatch: pytest.Mon
         built.append(tree is not None)
         return tree
 
-    monkeypatch.setattr(engine, "_reparse", compared)
+    monkeypatch.setattr(fix_loop, "reparse", compared)
     default = Settings.default(ALL_RULES)
     for path in sorted((ROOT / "fixtures" / "before").glob("*.py")):
         with contextlib.suppress(engine.UnfaithfulParseError, UnicodeDecodeError):
-            engine.fix_text(str(path), path.read_text(encoding="utf-8"), default)
+            fix_loop.fix_text(str(path), path.read_text(encoding="utf-8"), default)
     assert sum(built) > 20 and sum(built) > 0.9 * len(built)
 
 
@@ -295,7 +295,7 @@ def test_any_change_gives_libcsts_own_tree_or_none(data: st.DataObject) -> None:
     try:
         cst.parse_module(after)
     except cst.ParserSyntaxError:
-        assert engine._reparse(_context_before(before), after) is None
+        assert reparse.reparse(_context_before(before), after) is None
         return
     if after != before:
         _reparsed_as_a_whole(before, after)

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT, lint_text
-from tfmemlint.engine import UnfaithfulParseError, fix_text
+from tfmemlint.engine import UnfaithfulParseError
+from tfmemlint.fix_loop import fix_text
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings, select_rules

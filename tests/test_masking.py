@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import lint_text, run_cli
 from tfmemlint import engine, masking
-from tfmemlint.engine import fix_text
+from tfmemlint.fix_loop import fix_text
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
@@ -43,7 +43,7 @@ def line_breaks(text: str) -> list[int]:
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
 def test_a_mask_keeps_every_offset_and_line_break(newline: str) -> None:
     text = table_script(3000, newline)
-    masked = engine._mask(text)
+    masked = engine.mask(text)
     assert len(masked.regions) == 1
     assert len(masked.text) == len(text) and line_breaks(masked.text) == line_breaks(text)
     assert "(2999," not in masked.text and masked.unmask(masked.text, text) == text
@@ -86,13 +86,13 @@ def test_masked_and_unmasked_results_agree(monkeypatch: pytest.MonkeyPatch) -> N
 def test_what_is_never_masked(value: str) -> None:
     rows = value.replace(", ", ",\n    ")
     text = f"import tensorflow as tf\nX = {rows}\n" + "# padding\n" * 8000
-    assert engine._mask(text).regions == ()
+    assert engine.mask(text).regions == ()
 
 
 def test_non_ascii_before_a_table_on_its_line() -> None:
     """ast counts columns in UTF-8 bytes; the mask must land on the same characters."""
     text = table_script(3000, prefix="ÉTÉ_TABLE")
-    masked = engine._mask(text)
+    masked = engine.mask(text)
     [region] = masked.regions
     assert text[region.start] == "[" and text[region.end - 1] == "]"
     assert masked.text.splitlines()[3] == "ÉTÉ_TABLE = ["
@@ -102,7 +102,7 @@ def test_a_fix_that_copies_a_masked_region_falls_back_to_the_plain_parse(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     text = table_script(3000)
-    masked = engine._mask(text)
+    masked = engine.mask(text)
     [region] = masked.regions
     copied = masked.text + masked.text[region.start : region.end]
     with pytest.raises(masking.MaskError):
@@ -125,7 +125,7 @@ def test_a_table_holding_a_suppression_comment_is_not_masked(comment: str) -> No
     """The comment may silence a finding on the table's first line: it must stay visible."""
     rows = "".join(f'    ({i}, "row-{i:05d}", {i * 0.25:.2f}, "padding"),\n' for i in range(3000))
     text = f"import tensorflow as tf\n\nsess = tf.Session(); TABLE = [  {comment}\n{rows}]\n"
-    assert engine._mask(text).regions == ()
+    assert engine.mask(text).regions == ()
     assert lint_text("t.py", text, Settings.default(ALL_RULES)) == []
     assert fix_text("t.py", text, Settings.default(ALL_RULES))[0] == text
 
@@ -138,5 +138,5 @@ def test_a_table_holding_a_trigger_word_in_any_case_is_not_masked(
     """ASCII regions are lowered and searched, others searched ignoring case: the same rule."""
     rows = "".join(f'    ({i}, "row-{i:05d}", {i * 0.25:.2f}),\n' for i in range(3000))
     text = f'import tensorflow as tf\nTABLE = [\n{rows}    "{word}{elsewhere}",\n]\n'
-    assert engine._mask(text).regions == ()
-    assert engine._mask(text.replace(word, "plain")).regions != ()
+    assert engine.mask(text).regions == ()
+    assert engine.mask(text.replace(word, "plain")).regions != ()

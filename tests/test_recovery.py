@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES, lint_text, run_cli
 from tests.test_fuzz import _is_subsequence as is_subsequence
-from tfmemlint import engine
+from tfmemlint import cst_parse, engine, fix_loop
 from tfmemlint.prefilter import python2_for_python
 from tfmemlint.recovery import Recovery, RecoveryError, recover
 from tfmemlint.rules import ALL_RULES
+from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Settings
 from tfmemlint.statements import logical_lines
 
@@ -29,7 +30,7 @@ EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))
 
 
 def recovered(text: str, separator: str | None = None) -> Recovery:
-    result, tree = recover(text, engine.parse, cst.ParserSyntaxError, separator)
+    result, tree = recover(text, cst_parse.parse, cst.ParserSyntaxError, separator)
     assert tree.code.rstrip("\r\n") == result.text.rstrip("\r\n")  # libcst drops a final CR
     return result
 
@@ -215,7 +216,7 @@ def test_a_suppression_comment_on_the_set_aside_line_silences_the_diagnostic() -
 
 
 def fix(text: str) -> str:
-    return engine.fix_text("t.py", text, SETTINGS)[0]
+    return fix_loop.fix_text("t.py", text, SETTINGS)[0]
 
 
 def test_no_fix_touches_a_set_aside_statement_or_its_neighbours() -> None:
@@ -252,9 +253,9 @@ def test_a_fix_that_would_write_python3_only_syntax_is_refused() -> None:
 def test_the_safety_net_refuses_a_set_aside_statement_that_changed() -> None:
     before = recovered('import os\nprint "x"\ny = 1\n')
     after = recovered('import os\nprint "z"\ny = 1\n')
-    with pytest.raises(engine.UnsafeFixError):
-        engine._check_recovered(before, after)
-    engine._check_recovered(before, recovered('import os\nprint "x"\ny = 1\n'))
+    with pytest.raises(UnsafeFixError):
+        fix_loop._check_recovered(before, after)
+    fix_loop._check_recovered(before, recovered('import os\nprint "x"\ny = 1\n'))
 
 
 # --- the Python 2 and notebook fixtures ----------------------------------------------------
@@ -614,4 +615,4 @@ def test_python2_that_cannot_be_set_aside_gets_no_fix_in_either_mode(tmp_path: P
     )
     found = engine.lint_text("t.py", text, SETTINGS, recover_first=True)
     assert [(f.code, f.fix is None) for f in found] == [("TFM904", True), ("TFM101", True)]
-    assert engine.fix_text("t.py", text, SETTINGS, recover_first=True)[:2] == (text, 0)
+    assert fix_loop.fix_text("t.py", text, SETTINGS, recover_first=True)[:2] == (text, 0)

@@ -76,16 +76,16 @@ def test_a_crash_on_one_file_leaves_the_others_fixed(
 ) -> None:
     (tmp_path / "a.py").write_text(BEFORE)
     (tmp_path / "b.py").write_text(BEFORE)
-    from tfmemlint import engine
+    from tfmemlint import fix_loop
 
-    real = engine.fix_text
+    real = fix_loop.fix_text
 
     def fails_on_a(filename: str, *rest, **options):  # type: ignore[no-untyped-def]
         if filename.endswith("a.py"):
             raise ZeroDivisionError("a bug")
         return real(filename, *rest, **options)
 
-    monkeypatch.setattr(engine, "fix_text", fails_on_a)
+    monkeypatch.setattr(fix_loop, "fix_text", fails_on_a)
     results = list(runner.run([str(tmp_path)], Settings.default(ALL_RULES), "fix", verbose=True))
     by_name = {Path(r.filename).name: r for r in results}
     assert by_name["a.py"].internal_error
@@ -103,15 +103,17 @@ def test_internal_error_exits_2_and_the_rest_is_still_written(tmp_path: Path) ->
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "from tfmemlint import engine\n"
-        "real = engine.fix_text\n"
+        "from tfmemlint import fix_loop\n"
+        "real = fix_loop.fix_text\n"
         "def broken(filename, *rest, **options):\n"
         "    if filename.endswith('a.py'):\n"
         "        raise RuntimeError('boom')\n"
         "    return real(filename, *rest, **options)\n"
-        "engine.fix_text = broken\n"
+        "fix_loop.fix_text = broken\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(hook)}
+    # The hook beside, not instead of, the path that found this tfmemlint: the child must run it.
+    path = os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
     done = subprocess.run(
         [sys.executable, "-m", "tfmemlint", "--fix", "--output-format", "json", str(tmp_path)],
         env=env,

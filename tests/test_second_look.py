@@ -1,5 +1,5 @@
 """After a round of fixes the engine looks at the fixed text again, since a fix can bring a
-finding, unless every rule family is sure it finds nothing there (`engine._nothing_left`).
+finding, unless every rule family is sure it finds nothing there (`fix_loop._nothing_left`).
 Skipping that look must never change a result: each test fixes a text both ways, with the
 shortcut and with the look always taken, and compares everything `fix_text` returns."""
 
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES
-from tfmemlint import engine
+from tfmemlint import engine, fix_loop
 from tfmemlint.model import FILE, Finding
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.rules.session_sites import ENTRY_POINTS
@@ -33,7 +33,7 @@ FRACTION = GROWTH._replace(policy=Policy(0.5))
 def _shortcut(noted: list[bool] | None) -> Iterator[None]:
     """The engine's shortcut, noting in `noted` whether each round took it; with None, never
     taken: the second look always."""
-    real = engine._nothing_left
+    real = fix_loop._nothing_left
 
     def replaced(*args: object) -> bool:
         if noted is None:
@@ -41,11 +41,11 @@ def _shortcut(noted: list[bool] | None) -> Iterator[None]:
         noted.append(real(*args))  # type: ignore[arg-type]
         return noted[-1]
 
-    engine._nothing_left = replaced  # type: ignore[assignment]
+    fix_loop._nothing_left = replaced  # type: ignore[assignment]
     try:
         yield
     finally:
-        engine._nothing_left = real  # type: ignore[assignment]
+        fix_loop._nothing_left = real  # type: ignore[assignment]
 
 
 def _both_ways(
@@ -59,7 +59,9 @@ def _both_ways(
         project = new_project_index(None).resolver(str(path)) if path else None
         with _shortcut(noted):
             try:
-                outcomes.append(engine.fix_text(str(path or "t.py"), text, chosen, project=project))
+                outcomes.append(
+                    fix_loop.fix_text(str(path or "t.py"), text, chosen, project=project)
+                )
             except (UnsafeFixError, engine.UnfaithfulParseError) as error:
                 outcomes.append(type(error))
     assert outcomes[0] == outcomes[1], text
@@ -79,7 +81,7 @@ def test_what_a_look_keeps_for_the_proofs_leaves_the_file_to_reference_counting(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        linted = engine._lint_masked(
+        linted = engine.lint_masked(
             "t.py", "import tensorflow as tf\nsess = tf.Session()\n", GROWTH, FILE
         )
         assert linted.context.cache

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import lint_text
-from tfmemlint.engine import fix_text
+from tfmemlint.fix_loop import fix_text
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 

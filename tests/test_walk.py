@@ -1,4 +1,4 @@
-"""names.walk must visit exactly what libcst's own visit does, in the same order, less the layout
+"""cst_walk.walk must visit exactly what libcst's own visit does, in the same order, less the layout
 nodes (which must hold nothing else): the name table's notion of "before" depends on it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 
 from tests.conftest import ROOT
-from tfmemlint.names import LAYOUT, walk
+from tfmemlint.cst_walk import LAYOUT, walk
 
 SOURCES = sorted(
     p
@@ -46,7 +46,7 @@ class Recorder(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if type(node) in LAYOUT:
-            return False  # names.walk leaves layout out
+            return False  # cst_walk.walk leaves layout out
         self.events.append(("visit", id(node)))
         return not (self.skip and isinstance(node, self.skip))
 
@@ -105,7 +105,7 @@ def test_walk_matches_libcst_visit(skip: type | None) -> None:
 def test_the_walk_skips_fields_that_hold_only_layout() -> None:
     """What makes the walk cheap: a field declared to hold only layout is never read. The test
     above holds the result to libcst's own walk."""
-    from tfmemlint.names import _only_layout, _walked_fields
+    from tfmemlint.cst_walk import _only_layout, _walked_fields
 
     assert _walked_fields(cst.Name) == ()
     assert set(_walked_fields(cst.Call)) == {"func", "args"}

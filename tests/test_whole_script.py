@@ -71,7 +71,7 @@ def test_sessions_in_the_two_branches_of_an_if_are_independent() -> None:
 def test_a_fix_can_bring_a_finding_that_the_text_before_it_did_not_hold() -> None:
     """Why --fix lints the fixed text again (issue 18 asked whether that could be skipped):
     configuring the session makes the device listing before it come too early."""
-    from tfmemlint.engine import fix_text
+    from tfmemlint.fix_loop import fix_text
 
     source = (
         "import tensorflow as tf\nfrom tensorflow.python.client import device_lib\n"
@@ -85,7 +85,7 @@ def test_a_fix_can_bring_a_finding_that_the_text_before_it_did_not_hold() -> Non
 
 def test_a_fix_under_a_whole_gpu_policy_reports_what_it_wrote() -> None:
     """The policy is the user's choice; the second look still says what it costs."""
-    from tfmemlint.engine import fix_text
+    from tfmemlint.fix_loop import fix_text
     from tfmemlint.settings import Policy
 
     settings = Settings.default(ALL_RULES)._replace(policy=Policy.parse("fraction=1.0"))

@@ -345,7 +345,8 @@ def check_bytes(
 
     import libcst as cst
 
-    from tfmemlint.engine import fix_text, lint_text
+    from tfmemlint.engine import lint_text
+    from tfmemlint.fix_loop import fix_text
 
     first = python2_for_python(raw)
     try:

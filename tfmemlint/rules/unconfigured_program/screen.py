@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from tfmemlint.project import dotted, imported_names, star_import
+from tfmemlint.module_summary import dotted, imported_names, star_import
 from tfmemlint.rules import starters
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
