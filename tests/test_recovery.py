@@ -21,7 +21,7 @@ from tfmemlint import cst_parse, engine, fix_loop
 from tfmemlint.prefilter import python2_for_python
 from tfmemlint.recovery import Recovery, RecoveryError, recover
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.safety import UnsafeFixError
+from tfmemlint.safety import UnsafeFixError, check_recovered
 from tfmemlint.settings import Settings
 from tfmemlint.statements import logical_lines
 
@@ -219,19 +219,37 @@ def fix(text: str) -> str:
     return fix_loop.fix_text("t.py", text, SETTINGS)[0]
 
 
-def test_no_fix_touches_a_set_aside_statement_or_its_neighbours() -> None:
+def test_a_fix_beside_a_set_aside_statement_is_offered_where_the_safety_net_proves_it() -> None:
     text = 'import tensorflow as tf\nprint "a"\nnear = tf.Session()\nx = 1\nfar = tf.Session()\n'
     findings = lint_text("t.py", text, SETTINGS)
     assert [(f.code, f.location.row, f.fix is not None) for f in findings] == [
         ("TFM904", 2, False),
-        ("TFM101", 3, False),
+        ("TFM101", 3, True),
         ("TFM101", 5, True),
     ]
-    fixed = fix(text)
-    assert fixed == text.replace(
-        "far = tf.Session()",
-        "far = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))",
+    growth = "config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
+    assert fix(text) == text.replace("tf.Session()", f"tf.Session({growth})")
+
+
+def test_a_line_a_fix_adds_before_a_set_aside_statement_leaves_its_bytes() -> None:
+    text = (
+        "import tensorflow as tf\nconfig = tf.ConfigProto()\n"
+        'print "built"\nsess = tf.Session(config=config)\n'
     )
+    assert fix(text) == text.replace(
+        "ConfigProto()\n", "ConfigProto()\nconfig.gpu_options.allow_growth = True\n"
+    )
+
+
+def test_no_fix_changes_a_byte_of_a_set_aside_statement() -> None:
+    result = recovered('import os\nprint "x"\ny = 1\n')
+    start = len("import os\n")
+    end = start + len('print "x"')
+    assert result.allows([(start, start, "z = 0\n")], beside=True)  # before it
+    assert result.allows([(end, end, "  # ok")], beside=True)  # after it
+    assert not result.allows([(start + 2, start + 2, "x")], beside=True)
+    assert not result.allows([(start, end, "pass")], beside=True)
+    assert not result.allows([(start, start, "z = 0\n")])  # its neighbours, without proof
 
 
 def test_fixes_keep_crlf_tabs_and_set_aside_bytes() -> None:
@@ -254,8 +272,8 @@ def test_the_safety_net_refuses_a_set_aside_statement_that_changed() -> None:
     before = recovered('import os\nprint "x"\ny = 1\n')
     after = recovered('import os\nprint "z"\ny = 1\n')
     with pytest.raises(UnsafeFixError):
-        fix_loop._check_recovered(before, after)
-    fix_loop._check_recovered(before, recovered('import os\nprint "x"\ny = 1\n'))
+        check_recovered(before, after)
+    check_recovered(before, recovered('import os\nprint "x"\ny = 1\n'))
 
 
 # --- the Python 2 and notebook fixtures ----------------------------------------------------
@@ -364,7 +382,7 @@ def test_a_second_fix_changes_nothing(tmp_path: Path) -> None:
             expected = (FIXTURES / folder / "after" / name).read_bytes()
             assert (tmp_path / folder / name).read_bytes() == expected
     remaining = {f["code"] for f in json.loads(result.stdout)}
-    # TFM101: next to a set-aside line; TFM203: growth a cell after the first op, which no fix
+    # TFM101: beside a set-aside line; TFM203: growth a cell after the first op, which no fix
     # moves from one cell into another.
     assert remaining <= {"TFM904", "TFM902", "TFM101", "TFM203"}
 
@@ -536,11 +554,12 @@ def test_except_e_comma_name_is_python2_even_where_libcst_reads_it(tmp_path: Pat
     path = tmp_path / "old.py"
     path.write_text(text)
     result = run_cli("--no-cache", "--fix", "--output-format", "json", str(path))
+    # The session in the set-aside header's block is fixed: the header comes back as it was.
     assert [(f["code"], f["location"]["row"]) for f in json.loads(result.stdout)] == [
-        ("TFM904", 4),
-        ("TFM101", 5),  # the neighbour of a set-aside header: not fixed
+        ("TFM904", 4)
     ]
-    assert path.read_text() == text
+    growth = "config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
+    assert path.read_text() == text.replace("tf.Session()", f"tf.Session({growth})")
 
 
 def test_noqa_counts_after_an_indentation_error() -> None:

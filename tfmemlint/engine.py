@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from tfmemlint import masking, positions, recovery, suppression
+from tfmemlint import fixes, masking, positions, recovery, safety, suppression
 from tfmemlint.cst_parse import deep_recursion, parse, without_cycle_collection
 from tfmemlint.model import FILE, Edit, Finding, Fix, Layout, Rule
 from tfmemlint.names import ModuleNames, Scope
@@ -238,9 +238,13 @@ def lint_masked(
     recover_first: bool = False,
     project: FileResolver | None = None,
     tree: cst.Module | None = None,
+    *,
+    beside_set_aside: bool = True,
 ) -> Linted:
     """Findings for a text already masked: same offsets, rows and columns as the original.
-    `tree`: libcst's parse of the text, where the caller has it."""
+    `tree`: libcst's parse of the text, where the caller has it. `beside_set_aside`: a fix
+    may edit the statements just before and after a set-aside one, where the safety net
+    proves it (else it is reported without its fix)."""
     recovered: Recovery | None = None
     found = recover(text, layout) if recover_first else None
     if found is not None:
@@ -277,7 +281,10 @@ def lint_masked(
         ]
     lines = context.lines
     if recovered is not None:
-        findings = [_within_recovery(finding, recovered) for finding in findings]
+        findings = [
+            _within_recovery(finding, recovered, text, layout, beside_set_aside)
+            for finding in findings
+        ]
         findings += [
             finding
             for finding in _recovery_findings(context, recovered)
@@ -318,12 +325,26 @@ def recover(text: str, layout: Layout) -> tuple[Recovery, cst.Module] | None:
         return None
 
 
-def _within_recovery(finding: Finding, recovered: Recovery) -> Finding:
-    """The finding without its fix when the fix would come near a set-aside statement."""
-    if finding.fix is None or recovered.allows(
-        (edit.start, edit.end, edit.content) for edit in finding.fix.edits
-    ):
+def _within_recovery(
+    finding: Finding, recovered: Recovery, text: str, layout: Layout, beside: bool
+) -> Finding:
+    """The finding without its fix where the fix would touch a set-aside statement, or edit
+    the statement just before or after one without the safety net's proof (see
+    `safety.check_recovered`) that every set-aside statement comes back as it was."""
+    if finding.fix is None:
         return finding
+    edits = [(edit.start, edit.end, edit.content) for edit in finding.fix.edits]
+    if recovered.allows(edits):
+        return finding
+    if beside and recovered.allows(edits, beside=True):
+        applied, fixed = fixes.apply([finding.fix], text)
+        again = recover(fixed, layout) if applied else None
+        try:
+            safety.check_recovered(recovered, again[0] if again else None)
+        except safety.UnsafeFixError:
+            pass
+        else:
+            return finding
     return finding._replace(fix=None)
 
 

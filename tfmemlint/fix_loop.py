@@ -12,7 +12,6 @@ from tfmemlint.cst_parse import without_cycle_collection
 from tfmemlint.engine import Linted, checked_families, lint_masked, mask, recover
 from tfmemlint.model import FILE, Finding, Layout
 from tfmemlint.project import FileResolver
-from tfmemlint.recovery import Recovery
 from tfmemlint.reparse import reparse
 from tfmemlint.rules.family import load
 from tfmemlint.safety import UnsafeFixError
@@ -59,9 +58,34 @@ def _fix_masked(
     recover_first: bool,
     project: FileResolver | None,
 ) -> tuple[str, int, list[Finding]]:
+    try:
+        return _fix_rounds(filename, text, settings, layout, recover_first, project, True)
+    except UnsafeFixError:
+        # Fixes beside set-aside statements, each proved alone, that the safety net cannot
+        # prove together: fix again, every fix clear of their neighbours.
+        return _fix_rounds(filename, text, settings, layout, recover_first, project, False)
+
+
+def _fix_rounds(
+    filename: str,
+    text: str,
+    settings: Settings,
+    layout: Layout,
+    recover_first: bool,
+    project: FileResolver | None,
+    beside_set_aside: bool,
+) -> tuple[str, int, list[Finding]]:
     fixed_count = 0
     current = text
-    linted = lint_masked(filename, current, settings, layout, recover_first, project)
+    linted = lint_masked(
+        filename,
+        current,
+        settings,
+        layout,
+        recover_first,
+        project,
+        beside_set_aside=beside_set_aside,
+    )
     findings, recovered = linted.findings, linted.recovered
     found_first = findings
     fixed_recovered = recovered
@@ -77,7 +101,14 @@ def _fix_masked(
         current = new_text
         try:  # a fix can bring a finding of its own (TFM401 on a later session): look again
             linted = lint_masked(
-                filename, current, settings, layout, recovered is not None, project, tree
+                filename,
+                current,
+                settings,
+                layout,
+                recovered is not None,
+                project,
+                tree,
+                beside_set_aside=beside_set_aside,
             )
             findings, fixed_recovered = linted.findings, linted.recovered
         except cst.ParserSyntaxError as exc:
@@ -89,9 +120,9 @@ def _fix_masked(
             before, after = recover(text, layout), recover(current, layout)
             if before is None:  # nothing to prove the fixes by: report them, write nothing
                 return text, 0, [finding._replace(fix=None) for finding in found_first]
-            _check_recovered(before[0], after[0] if after else None)
+            safety.check_recovered(before[0], after[0] if after else None)
         elif recovered is not None:
-            _check_recovered(recovered, fixed_recovered)
+            safety.check_recovered(recovered, fixed_recovered)
     return current, fixed_count, findings
 
 
@@ -107,11 +138,3 @@ def _nothing_left(linted: Linted, applied: int, settings: Settings) -> bool:
         family.settled_by_fixes and load(family.settled_by_fixes)(linted.context, linted.findings)
         for family in checked_families(settings.selected)
     )
-
-
-def _check_recovered(before: Recovery, after: Recovery | None) -> None:
-    """The safety net for a text that needed recovery: every set-aside statement comes back
-    byte for byte and is set aside again, and the rest changed only by fixes."""
-    if after is None or [s.source for s in after.set_aside] != [s.source for s in before.set_aside]:
-        raise UnsafeFixError("a statement that was set aside did not come back as it was")
-    safety.check(before.text, after.text)

@@ -12,9 +12,10 @@ Every line break stays where it was; the later lines of a set-aside statement be
 lines, which fit any indentation. Text split into units (a notebook's cells) is recovered unit
 by unit, and a unit that cannot be recovered is set aside whole.
 
-Fixes are applied to the real text, never to the stand-ins: `Recovery.allows` keeps them away
-from every set-aside statement and its neighbours, and the engine's safety net recovers the
-fixed text again to prove that each set-aside statement came back byte for byte.
+Fixes are applied to the real text, never to the stand-ins: `Recovery.allows` keeps them off
+every set-aside statement's bytes, and away from its neighbours unless the safety net proves the
+fix there (`safety.check_recovered`: the fixed text recovered again, each set-aside statement
+back byte for byte, the rest changed only by the fix).
 """
 
 from __future__ import annotations
@@ -91,20 +92,31 @@ class SetAside(NamedTuple):
 class Recovery(NamedTuple):
     text: str  # the same length and line breaks as the original, stand-ins in place
     set_aside: tuple[SetAside, ...]  # in text order
-    guarded: tuple[tuple[int, int], ...]  # spans no edit may touch
+    # Each set-aside statement's span, widened to the statements just before and after it.
+    neighbourhoods: tuple[tuple[int, int], ...]
 
-    def allows(self, edits: Iterable[tuple[int, int, str]]) -> bool:
-        """Whether a fix with these (start, end, content) edits stays clear of every set-aside
-        statement and the statements just before and after it, and writes nothing Python 2
-        could not read."""
+    def allows(self, edits: Iterable[tuple[int, int, str]], beside: bool = False) -> bool:
+        """Whether a fix with these (start, end, content) edits leaves every set-aside
+        statement's bytes alone, and (unless `beside`) the statements just before and after
+        it too, and writes nothing Python 2 could not read. A fix `beside` one still needs the
+        safety net's proof (`safety.check_recovered`)."""
         for start, end, content in edits:
             if _PYTHON3_ONLY.search(content):
                 return False
-            if any(
-                start <= zone_end and end >= zone_start for zone_start, zone_end in self.guarded
-            ):
+            if beside:
+                if any(_overlaps(start, end, s.start, s.end) for s in self.set_aside):
+                    return False
+            elif any(start <= last and end >= first for first, last in self.neighbourhoods):
                 return False
         return True
+
+
+def _overlaps(start: int, end: int, first: int, last: int) -> bool:
+    """Whether the edit [start, end) changes a byte of [first, last): an insertion where the
+    span starts or ends does not."""
+    if start == end:
+        return first < start < last
+    return start < last and end > first
 
 
 class _Unit(NamedTuple):
@@ -162,7 +174,7 @@ def recover(
         if getattr(tree, "code", current).rstrip("\r\n") != current.rstrip("\r\n"):
             raise RecoveryError("libcst does not give the recovered text back byte for byte")
         ordered = tuple(sorted(set_aside.values()))
-        return Recovery(current, ordered, _guarded(ordered, units)), tree
+        return Recovery(current, ordered, _neighbourhoods(ordered, units)), tree
     raise RecoveryError(f"still does not parse after {MAX_ROUNDS} rounds")
 
 
@@ -538,7 +550,9 @@ def _tuple_parameter(code: str) -> bool:
     return False
 
 
-def _guarded(set_aside: Sequence[SetAside], units: Sequence[_Unit]) -> tuple[tuple[int, int], ...]:
+def _neighbourhoods(
+    set_aside: Sequence[SetAside], units: Sequence[_Unit]
+) -> tuple[tuple[int, int], ...]:
     """Each set-aside statement's span, widened to the statements just before and after it."""
     zones = []
     for statement in set_aside:

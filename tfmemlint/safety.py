@@ -27,6 +27,7 @@ import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
+from tfmemlint.recovery import Recovery
 from tfmemlint.source import LineIndex, parse_python
 
 FIX_KEYWORDS = frozenset(
@@ -377,3 +378,12 @@ def check(original: str, fixed: str) -> bool:
     except RecursionError:
         return True
     raise UnsafeFixError("the fix changed code outside the nodes it meant to change")
+
+
+def check_recovered(before: Recovery, after: Recovery | None) -> None:
+    """The safety net for a text that needed recovery: every set-aside statement comes back
+    byte for byte and is set aside again, and the rest changed only by fixes. Raises
+    UnsafeFixError otherwise."""
+    if after is None or [s.source for s in after.set_aside] != [s.source for s in before.set_aside]:
+        raise UnsafeFixError("a statement that was set aside did not come back as it was")
+    check(before.text, after.text)

@@ -29,8 +29,9 @@ FORCE_GROWTH_WORD = b"TF_FORCE_GPU_ALLOW_GROWTH"
 # On the page of every rule: what recovery means for its fix. (Recovery sets aside the
 # statements that do not parse, Python 2 or a broken notebook cell: TFM904, TFM902.)
 RECOVERED_FIX = (
-    "A fix is offered only where none of its edits touches a set-aside statement or the "
-    "statements just before and after it, and it never writes Python 3-only syntax there."
+    "A fix never changes a byte of a set-aside statement, edits the statement just before or "
+    "after one only where the safety net proves that the set-aside statements come back as "
+    "they were, and never writes Python 3-only syntax there."
 )
 
 
