@@ -16,9 +16,9 @@ from tests.conftest import run_cli
 SESSION = b"import tensorflow as tf\nsess = tf.Session()\n"
 
 
-# Python 2 statements are set aside, and the session after them is still reported; a fix
-# would touch the statement next to a set-aside one, so the file is left as it is.
-RECOVERED = (("bad.py", "TFM101", 3),)
+# Python 2 statements are set aside, and the session after them is still checked: its fix,
+# beside a set-aside statement, is written where the safety net proves the statement kept.
+GROWTH = b"sess = tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"
 
 
 @pytest.mark.parametrize(
@@ -68,13 +68,14 @@ def test_bad_input_gets_its_own_diagnostic_and_the_run_goes_on(
     (tmp_path / "good.py").write_bytes(SESSION)
     result = run_cli("--fix", "--output-format", "json", ".", cwd=tmp_path)
     findings = json.loads(result.stdout)
-    recovered = code == "TFM904"
     assert [(Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in findings] == [
-        ("bad.py", code, row),
-        *(RECOVERED if recovered else ()),
+        ("bad.py", code, row)
     ]
     assert "\n" not in findings[0]["message"]  # one line
-    assert (tmp_path / "bad.py").read_bytes() == raw  # never touched
+    if code == "TFM904":
+        assert (tmp_path / "bad.py").read_bytes() == raw.replace(b"sess = tf.Session()", GROWTH)
+    else:
+        assert (tmp_path / "bad.py").read_bytes() == raw  # never touched
     assert b"allow_growth=True" in (tmp_path / "good.py").read_bytes()
     assert result.returncode == 1
 

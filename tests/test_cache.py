@@ -337,7 +337,7 @@ def test_a_result_served_but_then_not_read_is_not_recorded(
 ) -> None:
     """The cache served a.py, but reading it for the report's excerpt failed, so the run checked
     it after all and reported TFM901: that run must not be replayed."""
-    from tfmemlint import runner
+    from tfmemlint import file_check, runner
 
     root = tree(tmp_path, {"a.py": BARE})
     settled(root)
@@ -349,7 +349,8 @@ def test_a_result_served_but_then_not_read_is_not_recorded(
     def unreadable(path: str) -> bytes:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(runner, "_read", unreadable)
+    monkeypatch.setattr(runner, "read_file", unreadable)
+    monkeypatch.setattr(file_check, "read_file", unreadable)
     second = ResultCache(str(tmp_path / "cache"))
     [result] = list(Run(items, settings, "check", cache=second))
     assert [f.code for f in result.findings] == ["TFM901"]

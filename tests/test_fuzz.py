@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.conftest import ROOT
-from tfmemlint import runner
+from tfmemlint import file_check
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
@@ -35,7 +35,7 @@ def _is_subsequence(small: str, big: str) -> bool:
 def _check_planted(source: str) -> None:
     """The whole contract, on one text that holds exactly one planted bare session."""
     default = Settings.default(ALL_RULES)
-    result, _ = runner.check_bytes("p.py", source.encode("utf-8"), default, "fix")
+    result, _ = file_check.check_bytes("p.py", source.encode("utf-8"), default, "fix")
     if libcst.parse_module(source).code.rstrip("\r\n") != source.rstrip("\r\n"):
         # libcst drops a few rare spellings; then the file is reported, never touched.
         assert result.internal_error and result.fixed_text is None
@@ -47,7 +47,7 @@ def _check_planted(source: str) -> None:
     assert fixed is not None and GROWTH in fixed
     ast.parse(fixed)
     assert _is_subsequence(source, fixed)  # nothing removed: the fix only added
-    again, _ = runner.check_bytes("p.py", fixed.encode("utf-8"), default, "fix")
+    again, _ = file_check.check_bytes("p.py", fixed.encode("utf-8"), default, "fix")
     assert again.fixed_text is None and not again.internal_error  # a second --fix: nothing
 
 
@@ -144,7 +144,7 @@ def test_sessions_planted_in_the_projects_own_files(seed: int) -> None:
         except SyntaxError:
             continue  # e.g. between an `if` and its `elif`: not a place a statement can go
         # Only the planted session may be a finding: the file itself is clean (or a fixture).
-        baseline, _ = runner.check_bytes(
+        baseline, _ = file_check.check_bytes(
             "p.py", (IMPORT + text).encode(), Settings.default(ALL_RULES), "check"
         )
         if baseline.findings:

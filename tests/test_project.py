@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
+from tfmemlint.file_check import new_project_index
 from tfmemlint.prefilter import first_stage
 from tfmemlint.project import FileResolver
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.runner import new_project_index
 from tfmemlint.settings import select_rules
 
 BARE = "tf.Session()"

@@ -555,9 +555,7 @@ def test_except_e_comma_name_is_python2_even_where_libcst_reads_it(tmp_path: Pat
     path.write_text(text)
     result = run_cli("--no-cache", "--fix", "--output-format", "json", str(path))
     # The session in the set-aside header's block is fixed: the header comes back as it was.
-    assert [(f["code"], f["location"]["row"]) for f in json.loads(result.stdout)] == [
-        ("TFM904", 4)
-    ]
+    assert [(f["code"], f["location"]["row"]) for f in json.loads(result.stdout)] == [("TFM904", 4)]
     growth = "config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
     assert path.read_text() == text.replace("tf.Session()", f"tf.Session({growth})")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tfmemlint import fixes, runner
+from tfmemlint import file_check, fixes
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
@@ -25,7 +25,7 @@ def test_unparseable_fix_is_an_internal_error_and_writes_nothing(
         return applied, new_text + "def (:\n"
 
     monkeypatch.setattr(fixes, "apply", broken_apply)
-    result = runner.check_file(str(path), Settings.default(ALL_RULES), "fix")
+    result = file_check.check_file(str(path), Settings.default(ALL_RULES), "fix")
     assert result.internal_error
     assert [f.code for f in result.findings] == ["TFM903"]
     assert "does not parse" in result.findings[0].message
@@ -44,7 +44,7 @@ def test_file_changed_on_disk_meanwhile_is_not_overwritten(
         return real_apply(found, text)
 
     monkeypatch.setattr(fixes, "apply", apply_while_someone_edits)
-    result = runner.check_file(str(path), Settings.default(ALL_RULES), "fix")
+    result = file_check.check_file(str(path), Settings.default(ALL_RULES), "fix")
     assert path.read_text().endswith("# edited by someone else\n")
     assert "changed on disk" in result.findings[-1].message
     assert result.fixed == 0
@@ -63,7 +63,7 @@ def test_deeply_nested_generated_code_is_checked(tmp_path: Path) -> None:
         f"import tensorflow.compat.v1 as tf\nTEXT = (\n{strings}\n)\nsess = tf.Session()\n"
     )
     limit = sys.getrecursionlimit()
-    result = runner.check_file(str(path), Settings.default(ALL_RULES), "check")
+    result = file_check.check_file(str(path), Settings.default(ALL_RULES), "check")
     assert [f.code for f in result.findings] == ["TFM101"]
     assert sys.getrecursionlimit() == limit  # restored
 
@@ -81,7 +81,7 @@ def test_a_fix_that_changes_other_code_is_never_written(
         return applied, new_text.replace("steps = 10", "steps = 11")  # parses, but is wrong
 
     monkeypatch.setattr(fixes, "apply", sloppy_apply)
-    result = runner.check_file(str(path), Settings.default(ALL_RULES), "fix")
+    result = file_check.check_file(str(path), Settings.default(ALL_RULES), "fix")
     assert result.internal_error
     assert [f.code for f in result.findings] == ["TFM903"]
     assert "changed code outside" in result.findings[0].message

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import run_cli
-from tfmemlint import runner, safety
+from tfmemlint import file_check, runner, safety
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
@@ -175,7 +175,7 @@ def test_a_3000_term_expression_is_checked_and_fixed(tmp_path: Path) -> None:
     terms = " + ".join(["1"] * 3000)
     path = tmp_path / "terms.py"
     path.write_text(f"import tensorflow as tf\nX = {terms}\nsess = tf.Session()\n")
-    result = runner.check_file(str(path), Settings.default(ALL_RULES), "fix")
+    result = file_check.check_file(str(path), Settings.default(ALL_RULES), "fix")
     assert result.fixed == 1 and not result.internal_error
     assert path.read_text().splitlines()[1] == f"X = {terms}"
     assert "allow_growth=True" in path.read_text().splitlines()[2]
@@ -208,7 +208,7 @@ def test_an_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.Monk
         return real_open(file, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "open", denied)
-    result = runner.check_file(str(path), Settings.default(ALL_RULES), "fix")
+    result = file_check.check_file(str(path), Settings.default(ALL_RULES), "fix")
     [finding] = result.findings
     assert (finding.code, finding.message) == ("TFM901", "Cannot read file: Permission denied")
 

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES
 from tfmemlint import engine, fix_loop
+from tfmemlint.file_check import new_project_index
 from tfmemlint.model import FILE, Finding
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.rules.session_sites import ENTRY_POINTS
-from tfmemlint.runner import new_project_index
 from tfmemlint.safety import UnsafeFixError
 from tfmemlint.settings import Policy, Settings, select_rules
 

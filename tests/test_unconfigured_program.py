@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
+from tfmemlint.file_check import check_bytes, new_project_index
 from tfmemlint.prefilter import code_may_have_findings, may_have_findings, prefilter_verdict
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.rules.programs import TEST_RUNNERS
-from tfmemlint.runner import check_bytes, new_project_index
 from tfmemlint.settings import Policy, Settings
 
 DEFAULT = Settings.default(ALL_RULES)

@@ -234,7 +234,7 @@ def check(
     report_to = sys.stdout
     way = cache = None  # how this run was made, when a later one may replay its report
     if "-" in paths:
-        from tfmemlint import runner
+        from tfmemlint import file_check
         from tfmemlint.model import FileResult
 
         if len(paths) > 1:
@@ -245,7 +245,7 @@ def check(
         if stdin_filename and exclusions.skip_named(stdin_filename):
             result, source_out = FileResult(name), source_in  # as ruff: left out
         else:
-            result, source_out = runner.check_stdin(name, source_in, settings, mode, verbose)
+            result, source_out = file_check.check_stdin(name, source_in, settings, mode, verbose)
         results = [result]
         if fix:
             # Editors read the source back from stdout; the report goes to stderr.
@@ -359,8 +359,8 @@ def _destination(output_file: str | None, default: IO[str]) -> Iterator[IO[str]]
 def _add_noqa(results: list[Any]) -> int:
     """Writes the comments and reports them; the exit status: 0, or 2 when a file could not be
     rewritten."""
+    from tfmemlint.file_check import add_noqa
     from tfmemlint.report.text import write_noqa
-    from tfmemlint.runner import add_noqa
 
     outcomes = [(result.filename, add_noqa(result)) for result in results]
     write_noqa(outcomes, sys.stdout, sys.stderr)

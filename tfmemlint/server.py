@@ -1,7 +1,8 @@
 """`tfmemlint server`: the Language Server Protocol over stdio, on pygls (`tfmemlint[lsp]`).
 
-Each buffer is checked from its unsaved text by the CLI's own path (`runner.check_stdin`), with the
-configuration nearest the document, so an editor shows exactly what `tfmemlint check` would say.
+Each buffer is checked from its unsaved text by the CLI's own path (`file_check.check_stdin`),
+with the configuration nearest the document, so an editor shows exactly what `tfmemlint check`
+would say.
 A notebook document's code cells are checked as one notebook, and each cell gets its findings.
 Fixes are the CLI's byte-exact edits, applied to the buffer.
 """
@@ -109,8 +110,8 @@ class TfmemlintServer(LanguageServer):
     def _check_notebook(self, notebook: types.NotebookDocument) -> None:
         """The code cells, checked as the notebook they make; each finding, and each edit of
         its fix, goes to the cell it is in."""
+        from tfmemlint.file_check import in_cell
         from tfmemlint.notebook import Notebook
-        from tfmemlint.runner import in_cell
 
         cells = self._code_cells(notebook)
         texts = [self.workspace.get_text_document(cell).source for cell in cells]
@@ -294,14 +295,14 @@ def _settings(path: str) -> Any:
 
 def _run(path: str, text: str, mode: str, in_cells: bool = True) -> tuple[list[Finding], str]:
     """The findings in a buffer (a notebook's JSON for a path ending in `.ipynb`: see
-    `runner.check_stdin` for `in_cells`), and the text fixed under mode "fix"."""
-    from tfmemlint import runner
+    `file_check.check_stdin` for `in_cells`), and the text fixed under mode "fix"."""
+    from tfmemlint import file_check
 
     current = _settings(path)
     if current is None:
         return [], text
     raw = _buffer_bytes(path, text)
-    result, out = runner.check_stdin(path, raw, current, mode, in_cells=in_cells)  # type: ignore[arg-type]
+    result, out = file_check.check_stdin(path, raw, current, mode, in_cells=in_cells)  # type: ignore[arg-type]
     if out == raw:
         return result.findings, text
     from tfmemlint.source import SourceText

@@ -11,7 +11,8 @@ from tfmemlint.model import FileResult, Finding
 from tfmemlint.source import LineIndex
 
 if TYPE_CHECKING:
-    from tfmemlint.runner import NoqaOutcome, RunStats
+    from tfmemlint.file_check import NoqaOutcome
+    from tfmemlint.runner import RunStats
 
 
 def _count(number: int, noun: str) -> str:
