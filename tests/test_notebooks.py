@@ -262,3 +262,81 @@ def test_a_fixed_cell_that_ipython_would_read_otherwise_is_refused() -> None:
     indented = CellView.of("    x = 1")
     with pytest.raises(NotebookError):  # the prefix put back makes a `>>>` line IPython strips
         indented.restored(">>> x = 1")
+
+
+def test_cleanup_edge_cases_read_as_ipython_reads_them() -> None:
+    from tfmemlint.notebook import CellView
+
+    # IPython's vi-mode marker before a prompt.
+    assert CellView.of("[ins] In [2]: s = 1\n[ins] In [3]: t = 2").lines == ["s = 1", "t = 2"]
+    # A blank line a fix adds to an indented `>>>` cell keeps the indentation, then `...`.
+    view = CellView.of("    >>> import tensorflow as tf\n    >>> model = tf.keras.Sequential()")
+    assert view.restored("import tensorflow as tf\n\nmodel = tf.keras.Sequential()") == (
+        "    >>> import tensorflow as tf\n    ...\n    >>> model = tf.keras.Sequential()"
+    )
+    # A line added above a line the fix also changes: each keeps its own prompt.
+    view = CellView.of("In [1]: from tensorflow.compat.v1 import Session\nIn [2]: s = Session()")
+    fixed = "from tensorflow.compat.v1 import Session\nfrom x import y\ns = Session(config=y)"
+    assert view.restored(fixed) == (
+        "In [1]: from tensorflow.compat.v1 import Session\n   ...: from x import y\n"
+        "In [2]: s = Session(config=y)"
+    )
+
+
+def test_a_cell_magic_after_a_blank_line_and_a_language_key_in_nbformat4(tmp_path: Path) -> None:
+    """IPython finds `%%bash` after leading blank lines; `language` means nothing in
+    nbformat 4, where a code cell is in the notebook's language."""
+    path = tmp_path / "cells.ipynb"
+    cells = [
+        _code("\n%%bash\nif [ -x foo ]; then echo hi; fi"),
+        {**_code("import tensorflow as tf\ns = tf.Session()"), "language": "python3"},
+    ]
+    document = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(document, indent=1) + "\n")
+    result = run_cli("--output-format", "json", "cells.ipynb", cwd=tmp_path)
+    assert [(f["cell"], f["code"]) for f in json.loads(result.stdout)] == [(2, "TFM101")]
+
+
+def test_a_fix_in_an_indented_cell_is_reported_as_the_edit_fix_makes(tmp_path: Path) -> None:
+    """JSON's fix edits of a cell apply to the cell's own source, its indentation kept on
+    the lines a fix adds."""
+    path = tmp_path / "pasted.ipynb"
+    source = "    import tensorflow as tf\n    config = tf.ConfigProto()\n    s = tf.Session(config=config)"
+    _write_cells(path, source)
+    [finding] = json.loads(run_cli("--output-format", "json", "pasted.ipynb", cwd=tmp_path).stdout)
+    [edit] = finding["fix"]["edits"]
+    lines = source.split("\n")
+
+    def offset(where: dict) -> int:
+        return sum(len(line) + 1 for line in lines[: where["row"] - 1]) + where["column"] - 1
+
+    start, end = offset(edit["location"]), offset(edit["end_location"])
+    fixed = source[:start] + edit["content"] + source[end:]
+    assert fixed == source.replace(
+        "ConfigProto()\n", "ConfigProto()\n    config.gpu_options.allow_growth = True\n"
+    )
+    run_cli("--fix", "pasted.ipynb", cwd=tmp_path)
+    assert "".join(json.loads(path.read_text())["cells"][0]["source"]) == fixed
+
+
+def test_a_notebook_that_cannot_take_its_fixes_still_reports_its_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tfmemlint import file_check
+    from tfmemlint.notebook import Notebook, NotebookError
+    from tfmemlint.rules import ALL_RULES
+    from tfmemlint.settings import Settings
+
+    path = tmp_path / "train.ipynb"
+    text = _write_cells(path, "import tensorflow as tf\ns = tf.Session()")
+
+    def refuses(self: Notebook, fixed: str) -> str:
+        raise NotebookError("a fix crossed a cell boundary")
+
+    monkeypatch.setattr(Notebook, "with_module", refuses)
+    result = file_check.check_file(str(path), Settings.default(ALL_RULES), "fix")
+    assert [(f.code, f.cell, f.fix) for f in result.findings] == [
+        ("TFM101", 1, None),
+        ("TFM903", None, None),
+    ]
+    assert path.read_text() == text

@@ -633,3 +633,25 @@ def test_python2_that_cannot_be_set_aside_gets_no_fix_in_either_mode(tmp_path: P
     found = engine.lint_text("t.py", text, SETTINGS, recover_first=True)
     assert [(f.code, f.fix is None) for f in found] == [("TFM904", True), ("TFM101", True)]
     assert fix_loop.fix_text("t.py", text, SETTINGS, recover_first=True)[:2] == (text, 0)
+
+
+def test_only_fixes_beside_set_aside_statements_are_tried_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A safety failure in a file that needed no recovery is not about set-aside statements:
+    one fix loop, not a second one clear of their neighbours."""
+    rounds: list[bool] = []
+    real_rounds = fix_loop._fix_rounds
+
+    def counted(*args: object) -> tuple[str, int, list]:
+        rounds.append(bool(args[-1]))
+        return real_rounds(*args)  # type: ignore[arg-type]
+
+    def fails(original: str, fixed: str) -> bool:
+        raise UnsafeFixError("forced")
+
+    monkeypatch.setattr(fix_loop, "_fix_rounds", counted)
+    monkeypatch.setattr(fix_loop.safety, "check", fails)
+    with pytest.raises(UnsafeFixError):
+        fix("import tensorflow as tf\nsess = tf.Session()\n")
+    assert rounds == [True]

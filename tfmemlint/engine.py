@@ -228,6 +228,8 @@ class Linted(NamedTuple):
     recovered: Recovery | None  # the recovery the text needed, if any
     context: FileContext
     parsed: bool  # whether the context's tree is libcst's parse of the whole text, as it is
+    # Whether a fix beside a set-aside statement is offered on the safety net's proof.
+    proved_beside: bool = False
 
 
 def lint_masked(
@@ -280,11 +282,11 @@ def lint_masked(
             if finding.code in settings.selected
         ]
     lines = context.lines
+    proved_beside = False
     if recovered is not None:
-        findings = [
-            _within_recovery(finding, recovered, text, layout, beside_set_aside)
-            for finding in findings
-        ]
+        findings, proved_beside = _within_recovery(
+            findings, recovered, text, layout, beside_set_aside
+        )
         findings += [
             finding
             for finding in _recovery_findings(context, recovered)
@@ -297,7 +299,7 @@ def lint_masked(
             findings.append(_python2_finding(context))
     findings = suppression.unsuppressed(findings, lines)
     ordered = sorted(findings, key=lambda f: (f.location, f.code))
-    return Linted(ordered, recovered, context, found is None and not unproven)
+    return Linted(ordered, recovered, context, found is None and not unproven, proved_beside)
 
 
 def _python2_finding(ctx: FileContext) -> Finding:
@@ -326,26 +328,51 @@ def recover(text: str, layout: Layout) -> tuple[Recovery, cst.Module] | None:
 
 
 def _within_recovery(
-    finding: Finding, recovered: Recovery, text: str, layout: Layout, beside: bool
-) -> Finding:
-    """The finding without its fix where the fix would touch a set-aside statement, or edit
+    findings: list[Finding], recovered: Recovery, text: str, layout: Layout, beside: bool
+) -> tuple[list[Finding], bool]:
+    """The findings, without the fix of each that would touch a set-aside statement, or edit
     the statement just before or after one without the safety net's proof (see
-    `safety.check_recovered`) that every set-aside statement comes back as it was."""
-    if finding.fix is None:
-        return finding
-    edits = [(edit.start, edit.end, edit.content) for edit in finding.fix.edits]
-    if recovered.allows(edits):
-        return finding
-    if beside and recovered.allows(edits, beside=True):
-        applied, fixed = fixes.apply([finding.fix], text)
-        again = recover(fixed, layout) if applied else None
-        try:
-            safety.check_recovered(recovered, again[0] if again else None)
-        except safety.UnsafeFixError:
-            pass
-        else:
-            return finding
-    return finding._replace(fix=None)
+    `safety.check_recovered`) that every set-aside statement comes back as it was; and whether
+    a fix beside one is kept on that proof. The fixes beside set-aside statements are proved
+    together, with one recovery of the fixed text, and one by one only where that fails."""
+    kept: list[Finding] = []
+    to_prove: list[int] = []
+    for finding in findings:
+        edits = [(e.start, e.end, e.content) for e in finding.fix.edits] if finding.fix else []
+        if finding.fix is None or recovered.allows(edits):
+            kept.append(finding)
+            continue
+        if beside and recovered.allows(edits, beside=True):
+            to_prove.append(len(kept))
+        kept.append(finding._replace(fix=None))
+    if not to_prove:
+        return kept, False
+    candidates = [findings[index] for index in to_prove]
+    if _proved(candidates, recovered, text, layout):
+        proved = to_prove
+    else:
+        proved = [
+            i
+            for i, f in zip(to_prove, candidates, strict=True)
+            if _proved([f], recovered, text, layout)
+        ]
+    for index in proved:
+        kept[index] = findings[index]
+    return kept, bool(proved)
+
+
+def _proved(findings: list[Finding], recovered: Recovery, text: str, layout: Layout) -> bool:
+    """Whether the fixes of `findings`, all applied, pass the safety net of a recovered text."""
+    fixes_wanted = [finding.fix for finding in findings if finding.fix is not None]
+    applied, fixed = fixes.apply(fixes_wanted, text)
+    if applied != len(fixes_wanted):
+        return False
+    again = recover(fixed, layout)
+    try:
+        safety.check_recovered(recovered, again[0] if again else None)
+    except safety.UnsafeFixError:
+        return False
+    return True
 
 
 def _recovery_findings(ctx: FileContext, recovered: Recovery) -> Iterator[Finding]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from tfmemlint.model import FILE, FileResult, Finding, Layout, Location, Rule
+from tfmemlint.model import FILE, Edit, FileResult, Finding, Layout, Location, Rule
 from tfmemlint.prefilter import (
     may_have_findings,
     needs_project,
@@ -27,10 +27,17 @@ from tfmemlint.rules.file_errors import (
     WRITE_FAILED,
 )
 from tfmemlint.settings import Settings
-from tfmemlint.source import SourceError, SourceText, parse_python, write_atomically
+from tfmemlint.source import (
+    LineIndex,
+    SourceError,
+    SourceText,
+    minimal_change,
+    parse_python,
+    write_atomically,
+)
 
 if TYPE_CHECKING:
-    from tfmemlint.notebook import Origin
+    from tfmemlint.notebook import Notebook, Origin
     from tfmemlint.project import FileResolver, ProjectIndex
 
 Mode = Literal["check", "fix", "diff"]
@@ -184,7 +191,9 @@ def _check_notebook(
     result, _ = check_bytes(
         filename, module.encode("utf-8"), settings, mode, verbose, layout, project
     )
-    if in_cells:
+    if in_cells and mode == "check":
+        result.findings = [_in_cells(f, notebook, module, origin) for f in result.findings]
+    elif in_cells:  # what is left after fixing: its edits are the fixed module's
         result.findings = [in_cell(finding, origin) for finding in result.findings]
     result.text = None  # rows count within cells, or the cells' module: no one text to quote
     if result.fixed_text is None:
@@ -193,6 +202,12 @@ def _check_notebook(
     try:
         new_text = notebook.with_module(result.fixed_text)
     except NotebookError as exc:
+        # Nothing is written: report what the notebook holds, none of it fixed.
+        found, _ = check_bytes(
+            filename, module.encode("utf-8"), settings, "check", verbose, layout, project
+        )
+        placed = [in_cell(f, origin) if in_cells else f for f in found.findings]
+        result.findings = [finding._replace(fix=None) for finding in placed]
         result.findings.append(diagnostic(filename, INTERNAL_ERROR, f"Internal error: {exc}"))
         result.internal_error = True
         result.original = result.fixed_text = None
@@ -271,6 +286,30 @@ def _notebook_with_noqa(
     new_module, added, not_placed = with_noqa(module, list(in_module))
     left += [(in_module[moved], why) for moved, why in not_placed]
     return notebook.with_module(new_module).encode("utf-8"), added, left
+
+
+def _in_cells(finding: Finding, notebook: Notebook, module: str, origin: list[Origin]) -> Finding:
+    """`in_cell`, with a fix that changes only the finding's own cell given as the one edit of
+    that cell's source that `--fix` makes (a line it adds keeps the cell's indentation and
+    prompts)."""
+    from tfmemlint import fixes
+    from tfmemlint.notebook import NotebookError
+
+    placed = in_cell(finding, origin)
+    if finding.fix is None or placed.cell is None:
+        return placed
+    applied, fixed = fixes.apply([finding.fix], module)
+    try:
+        changed = notebook.changed_sources(fixed)
+    except NotebookError:
+        return placed._replace(fix=None)  # --fix would not write it either
+    if not applied or [cell.number for cell, _ in changed] != [placed.cell]:
+        return placed  # an edit in another cell keeps the module's rows
+    [(cell, source)] = changed
+    start, end, content = minimal_change(cell.source, source)
+    lines = LineIndex(cell.source)
+    edit = Edit(start, end, content, lines.location(start), lines.location(end))
+    return placed._replace(fix=finding.fix._replace(edits=(edit,)))
 
 
 def in_cell(finding: Finding, origin: list[Origin]) -> Finding:

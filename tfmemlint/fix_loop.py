@@ -60,10 +60,14 @@ def _fix_masked(
 ) -> tuple[str, int, list[Finding]]:
     try:
         return _fix_rounds(filename, text, settings, layout, recover_first, project, True)
-    except UnsafeFixError:
-        # Fixes beside set-aside statements, each proved alone, that the safety net cannot
-        # prove together: fix again, every fix clear of their neighbours.
+    except _UnprovedBeside:
+        # Fixes beside set-aside statements, proved as each round found them, that the safety
+        # net cannot prove at the end: fix again, every fix clear of their neighbours.
         return _fix_rounds(filename, text, settings, layout, recover_first, project, False)
+
+
+class _UnprovedBeside(UnsafeFixError):
+    """The fixed text fails the safety net, and some fix was beside a set-aside statement."""
 
 
 def _fix_rounds(
@@ -89,6 +93,7 @@ def _fix_rounds(
     findings, recovered = linted.findings, linted.recovered
     found_first = findings
     fixed_recovered = recovered
+    beside = linted.proved_beside
     for _ in range(MAX_FIX_ROUNDS):
         applied, new_text = fixes.apply([f.fix for f in findings if f.fix], current)
         if not applied:
@@ -111,8 +116,10 @@ def _fix_rounds(
                 beside_set_aside=beside_set_aside,
             )
             findings, fixed_recovered = linted.findings, linted.recovered
+            beside = beside or linted.proved_beside
         except cst.ParserSyntaxError as exc:
-            raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None
+            error = _UnprovedBeside if beside else UnsafeFixError
+            raise error(f"the fixed text does not parse: {exc.message}") from None
     if current != text:
         if recovered is None and not safety.check(text, current):
             # libcst reads what this Python does not (newer syntax; `except E, e:`, which
@@ -122,7 +129,12 @@ def _fix_rounds(
                 return text, 0, [finding._replace(fix=None) for finding in found_first]
             safety.check_recovered(before[0], after[0] if after else None)
         elif recovered is not None:
-            safety.check_recovered(recovered, fixed_recovered)
+            try:
+                safety.check_recovered(recovered, fixed_recovered)
+            except UnsafeFixError as exc:
+                if beside:
+                    raise _UnprovedBeside(str(exc)) from None
+                raise
     return current, fixed_count, findings
 
 

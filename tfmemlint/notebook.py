@@ -40,7 +40,8 @@ _MAGIC = re.compile(r"\s*(%|!|\?|\w[\w.]*\?\??\s*$)")
 _INDENT = re.compile(r"[ \t]+")
 _CLASSIC_FIRST = re.compile(r">>>( |$)")
 _CLASSIC_PROMPT = re.compile(r"(>>>|\.\.\.)( |$)")
-_IPYTHON_PROMPT = re.compile(r"In \[\d+\]: |\s*\.{3,}: ?")
+# (With the vi-mode marker IPython's own prompt may carry: `[ins] In [2]: `.)
+_IPYTHON_PROMPT = re.compile(r"((\[nav\]|\[ins\])? )?In \[\d+\]: |\s*\.{3,}: ?")
 
 
 class NotebookError(ValueError):
@@ -180,9 +181,12 @@ class CellView(NamedTuple):
         prefixes = [self._added_prefix(line) for line in lines]
         matcher = difflib.SequenceMatcher(a=self.lines, b=lines, autojunk=False)
         for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
-            if tag in ("equal", "replace"):
-                for offset in range(min(old_end - old_start, new_end - new_start)):
+            if tag == "equal":
+                for offset in range(old_end - old_start):
                     prefixes[new_start + offset] = self.prefixes[old_start + offset]
+            elif tag == "replace":
+                for old, new in _paired(self.lines[old_start:old_end], lines[new_start:new_end]):
+                    prefixes[new_start + new] = self.prefixes[old_start + old]
         restored = "\n".join(prefix + line for prefix, line in zip(prefixes, lines, strict=True))
         if CellView.of(restored).lines != lines:
             raise NotebookError("IPython would not read the fixed cell as it was checked")
@@ -190,11 +194,30 @@ class CellView(NamedTuple):
 
     def _added_prefix(self, line: str) -> str:
         if not line.strip():
-            return (self.continuation or "").rstrip()
+            return self.indent + self.continuation.rstrip() if self.continuation else ""
         if self.continuation is None:
             return self.indent
         statement = self.classic and line[:1] not in (" ", "\t")
         return self.indent + (">>> " if statement else self.continuation)
+
+
+def _paired(old: list[str], new: list[str]) -> list[tuple[int, int]]:
+    """Each old line of a changed block with the new line most like it (a fix changes a line
+    in place, or adds lines around it), in order: (old index, new index)."""
+    pairs: list[tuple[int, int]] = []
+    start = 0
+    for index, line in enumerate(old):
+        last = len(new) - (len(old) - index)  # leave a new line for each old one after it
+        if last < start:
+            break
+        ratios = [
+            difflib.SequenceMatcher(a=line, b=new[j], autojunk=False).ratio()
+            for j in range(start, last + 1)
+        ]
+        best = start + ratios.index(max(ratios))
+        pairs.append((index, best))
+        start = best + 1
+    return pairs
 
 
 @dataclass
@@ -222,8 +245,9 @@ class Notebook:
                 continue
             if json.loads(text[slice(*fields["cell_type"])]) != "code":
                 continue
-            if "language" in fields and json.loads(text[slice(*fields["language"])]) != "python":
-                continue  # nbformat 3: a cell in another kernel's language (`%%R`, Julia)
+            language = fields.get("language") if key == "input" else None
+            if language is not None and json.loads(text[slice(*language)]) != "python":
+                continue  # nbformat 3: a cell in another kernel's language (Julia)
             value = json.loads(text[slice(*fields[key])])
             as_list = isinstance(value, list)
             source = "".join(value) if as_list else value
@@ -273,23 +297,30 @@ class Notebook:
                 rows.append(row_of[cell.number, cell_row])
         return Layout(BOUNDARY, place, "\n".join(magics), tuple(rows))
 
-    def with_module(self, fixed: str) -> str:
-        """The notebook's text with each code cell's source replaced by its part of `fixed`,
-        magics and what IPython's clean-up took off restored; cells whose source did not
-        change keep their bytes."""
+    def changed_sources(self, fixed: str) -> list[tuple[Cell, str]]:
+        """Each code cell that `fixed` (a fix of the cells' module) changes, with its new
+        source: its part of `fixed`, magics and what IPython's clean-up took off restored.
+        Raises NotebookError where that cannot be done for sure."""
         body = fixed[:-1] if fixed.endswith("\n") else fixed  # the newline module() added
         parts = body.split(f"\n{BOUNDARY}\n")
         if len(parts) != len(self.cells):
             raise NotebookError("a fix crossed a cell boundary")
-        pieces = []
-        cursor = 0
+        changed = []
         for cell, part in zip(self.cells, parts, strict=True):
             view = CellView.of(cell.source)
             read = _restore_magics(view.source, part)
-            if read == view.source:
-                continue
+            if read != view.source:
+                changed.append((cell, view.restored(read)))
+        return changed
+
+    def with_module(self, fixed: str) -> str:
+        """The notebook's text with each code cell's source replaced as `changed_sources`
+        says; cells whose source did not change keep their bytes."""
+        pieces = []
+        cursor = 0
+        for cell, source in self.changed_sources(fixed):
             pieces.append(self.text[cursor : cell.start])
-            pieces.append(self._render(cell, view.restored(read)))
+            pieces.append(self._render(cell, source))
             cursor = cell.end
         pieces.append(self.text[cursor:])
         return "".join(pieces)
@@ -338,8 +369,10 @@ def _magic_rows(source: str) -> set[int]:
 
 
 def _cell_magic(lines: list[str]) -> bool:
-    """A `%%` cell magic: the whole cell is IPython's."""
-    return bool(lines) and lines[0].lstrip().startswith("%%")
+    """A `%%` cell magic: the whole cell is IPython's. IPython looks at the first line that is
+    not blank, once the cell's indentation is off."""
+    first = next((line for line in lines if line.strip()), "")
+    return first.lstrip().startswith("%%")
 
 
 def _magic_lines(source: str) -> list[tuple[int, str]]:

@@ -23,7 +23,7 @@ from pygls.uris import to_fs_path
 
 from tfmemlint import __version__
 from tfmemlint.model import Edit, Finding, Location
-from tfmemlint.source import LineIndex
+from tfmemlint.source import LineIndex, minimal_change
 
 if TYPE_CHECKING:
     from tfmemlint.notebook import Notebook
@@ -147,21 +147,21 @@ class TfmemlintServer(LanguageServer):
         """A finding's fix (edits of the cells' module) as an edit of each cell it changes,
         made as `--fix` makes it; None when it has none, or the cells cannot take it."""
         from tfmemlint import fixes
-        from tfmemlint.notebook import Notebook, NotebookError
+        from tfmemlint.notebook import NotebookError
 
         if finding.fix is None:
             return None
         applied, fixed = fixes.apply([finding.fix], module)
         try:
-            new_cells = Notebook.parse(notebook.with_module(fixed)).cells
+            changed = notebook.changed_sources(fixed)
         except NotebookError:  # an edit that crosses a cell's end
             return None
-        if not applied or len(new_cells) != len(cells):
+        if not applied:
             return None
+        # The notebook was built from these cells alone, in order: cell N is the Nth.
         return {
-            cell: self.edit(old, new.source)
-            for cell, old, new in zip(cells, texts, new_cells, strict=True)
-            if new.source != old
+            cells[cell.number - 1]: self.edit(texts[cell.number - 1], source)
+            for cell, source in changed
         }
 
     def _text_edit(self, lines: LineIndex, edit: Edit) -> types.TextEdit:
@@ -235,15 +235,10 @@ class TfmemlintServer(LanguageServer):
         end, so that the rest of the buffer (and the cursor in it) stays put."""
         if old == new:
             return []
-        start = 0
-        while start < min(len(old), len(new)) and old[start] == new[start]:
-            start += 1
-        end = 0
-        while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
-            end += 1
+        start, end, content = minimal_change(old, new)
         lines = LineIndex(old)
-        where = self._range(lines, lines.location(start), lines.location(len(old) - end))
-        return [types.TextEdit(range=where, new_text=new[start : len(new) - end])]
+        where = self._range(lines, lines.location(start), lines.location(end))
+        return [types.TextEdit(range=where, new_text=content)]
 
 
 def _path(uri: str) -> str:

@@ -106,6 +106,18 @@ class LineIndex:
         return match.group() if match else "\n"
 
 
+def minimal_change(old: str, new: str) -> tuple[int, int, str]:
+    """The one edit (start, end, content) of `old` that makes `new`: the span between what the
+    two share at either end, so that the rest stays put."""
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    return start, len(old) - end, new[start : len(new) - end]
+
+
 def parse_python(text: str | bytes) -> ast.Module:
     """CPython's own parse of `text`, without the warnings it prints about the code (invalid
     escapes, `(...)()`): they are about the user's code, which they did not ask about."""
