@@ -641,16 +641,16 @@ def test_only_fixes_beside_set_aside_statements_are_tried_again(
     """A safety failure in a file that needed no recovery is not about set-aside statements:
     one fix loop, not a second one clear of their neighbours."""
     rounds: list[bool] = []
-    real_rounds = fix_loop._fix_rounds
+    real_rounds = fix_loop._fix_masked
 
-    def counted(*args: object) -> tuple[str, int, list]:
-        rounds.append(bool(args[-1]))
-        return real_rounds(*args)  # type: ignore[arg-type]
+    def counted(*args: object, beside_set_aside: bool = True) -> tuple[str, int, list]:
+        rounds.append(beside_set_aside)
+        return real_rounds(*args, beside_set_aside=beside_set_aside)  # type: ignore[arg-type]
 
     def fails(original: str, fixed: str) -> bool:
         raise UnsafeFixError("forced")
 
-    monkeypatch.setattr(fix_loop, "_fix_rounds", counted)
+    monkeypatch.setattr(fix_loop, "_fix_masked", counted)
     monkeypatch.setattr(fix_loop.safety, "check", fails)
     with pytest.raises(UnsafeFixError):
         fix("import tensorflow as tf\nsess = tf.Session()\n")

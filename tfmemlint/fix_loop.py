@@ -57,27 +57,7 @@ def _fix_masked(
     layout: Layout,
     recover_first: bool,
     project: FileResolver | None,
-) -> tuple[str, int, list[Finding]]:
-    try:
-        return _fix_rounds(filename, text, settings, layout, recover_first, project, True)
-    except _UnprovedBeside:
-        # Fixes beside set-aside statements, proved as each round found them, that the safety
-        # net cannot prove at the end: fix again, every fix clear of their neighbours.
-        return _fix_rounds(filename, text, settings, layout, recover_first, project, False)
-
-
-class _UnprovedBeside(UnsafeFixError):
-    """The fixed text fails the safety net, and some fix was beside a set-aside statement."""
-
-
-def _fix_rounds(
-    filename: str,
-    text: str,
-    settings: Settings,
-    layout: Layout,
-    recover_first: bool,
-    project: FileResolver | None,
-    beside_set_aside: bool,
+    beside_set_aside: bool = True,
 ) -> tuple[str, int, list[Finding]]:
     fixed_count = 0
     current = text
@@ -118,8 +98,9 @@ def _fix_rounds(
             findings, fixed_recovered = linted.findings, linted.recovered
             beside = beside or linted.proved_beside
         except cst.ParserSyntaxError as exc:
-            error = _UnprovedBeside if beside else UnsafeFixError
-            raise error(f"the fixed text does not parse: {exc.message}") from None
+            if beside:
+                return _again_clear_of_set_aside(filename, text, settings, layout, project)
+            raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None
     if current != text:
         if recovered is None and not safety.check(text, current):
             # libcst reads what this Python does not (newer syntax; `except E, e:`, which
@@ -131,11 +112,19 @@ def _fix_rounds(
         elif recovered is not None:
             try:
                 safety.check_recovered(recovered, fixed_recovered)
-            except UnsafeFixError as exc:
+            except UnsafeFixError:
                 if beside:
-                    raise _UnprovedBeside(str(exc)) from None
+                    return _again_clear_of_set_aside(filename, text, settings, layout, project)
                 raise
     return current, fixed_count, findings
+
+
+def _again_clear_of_set_aside(
+    filename: str, text: str, settings: Settings, layout: Layout, project: FileResolver | None
+) -> tuple[str, int, list[Finding]]:
+    """Fixes beside set-aside statements, proved as each round found them, that the safety
+    net cannot prove at the end: fix again, every fix clear of their neighbours."""
+    return _fix_masked(filename, text, settings, layout, True, project, beside_set_aside=False)
 
 
 def _nothing_left(linted: Linted, applied: int, settings: Settings) -> bool:
