@@ -298,6 +298,8 @@ def _in_cells(finding: Finding, notebook: Notebook, module: str, origin: list[Or
     placed = in_cell(finding, origin)
     if finding.fix is None or placed.cell is None:
         return placed
+    if not any(where.shift for where in origin if where.cell == placed.cell):
+        return placed  # the cell's lines as they are: the module's edits, re-pointed
     applied, fixed = fixes.apply([finding.fix], module)
     try:
         changed = notebook.changed_sources(fixed)
