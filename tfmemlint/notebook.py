@@ -18,6 +18,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 from tfmemlint.model import Layout
@@ -55,6 +56,12 @@ class Cell:
     end: int
     source: str
     as_list: bool  # the value is a list of lines (nbformat's usual form), not one string
+
+    @cached_property
+    def view(self) -> CellView:
+        """The cell as IPython reads it, worked out once for the module, its layout and every
+        fix mapped back."""
+        return CellView.of(self.source)
 
 
 def _scan_value(text: str, at: int) -> int:
@@ -265,7 +272,7 @@ class Notebook:
             if lines:
                 lines.append(BOUNDARY)
                 origin.append(BOUNDARY_ROW)
-            view = CellView.of(cell.source)
+            view = cell.view
             cell_lines = list(view.lines)
             if _cell_magic(cell_lines):
                 cell_lines = [""] * len(cell_lines)  # the whole cell is not Python
@@ -292,7 +299,7 @@ class Notebook:
         magics = []
         rows = []
         for cell in self.cells:
-            for cell_row, line in _magic_lines(CellView.of(cell.source).source):
+            for cell_row, line in _magic_lines(cell.view.source):
                 magics.append(line)
                 rows.append(row_of[cell.number, cell_row])
         return Layout(BOUNDARY, place, "\n".join(magics), tuple(rows))
@@ -307,7 +314,7 @@ class Notebook:
             raise NotebookError("a fix crossed a cell boundary")
         changed = []
         for cell, part in zip(self.cells, parts, strict=True):
-            view = CellView.of(cell.source)
+            view = cell.view
             read = _restore_magics(view.source, part)
             if read != view.source:
                 changed.append((cell, view.restored(read)))
