@@ -17,7 +17,8 @@ import libcst as cst
 
 from tfmemlint import fixes, masking, positions, recovery, safety, suppression
 from tfmemlint.cst_parse import deep_recursion, parse, without_cycle_collection
-from tfmemlint.model import FILE, Edit, Finding, Fix, Layout, Rule
+from tfmemlint.indentation import IndentationViewError, Python2Indentation
+from tfmemlint.model import FILE, Edit, Finding, Fix, Layout, Location, Rule
 from tfmemlint.names import ModuleNames, Scope
 from tfmemlint.prefilter import any_trigger
 from tfmemlint.project import FileResolver
@@ -26,7 +27,7 @@ from tfmemlint.rules import FAMILIES
 from tfmemlint.rules.family import RuleFamily, load
 from tfmemlint.rules.file_errors import PYTHON2_SYNTAX, SYNTAX_ERROR
 from tfmemlint.settings import Policy, Settings
-from tfmemlint.source import LineIndex, parse_python
+from tfmemlint.source import LineIndex, minimal_change, parse_python
 
 
 class UnfaithfulParseError(Exception):
@@ -151,6 +152,9 @@ def _parse_other(path: str, policy: Policy, project: FileResolver) -> FileContex
         text = SourceText.decode(raw).text
         if too_deep_for_python(raw):  # libcst's parser would overflow the stack on it
             return None
+        view = Python2Indentation.of(text)
+        if view is not None:  # its indentation as Python 2 reads it (see `indentation`)
+            text = view.view
         with deep_recursion():
             return FileContext(path, text, parse(text), policy, FILE, project)
     except (OSError, SourceError, cst.ParserSyntaxError, RecursionError):
@@ -194,6 +198,13 @@ def lint_text(
 
     Raises libcst.ParserSyntaxError for text that cannot be recovered.
     """
+    view = Python2Indentation.of(text)
+    if view is not None:  # tabs and spaces mixed as Python 2 (or only CPython) reads them
+        python2 = view.refused_row is not None
+        first = recover_first or python2
+        masked = mask(view.view).text
+        linted = lint_masked(filename, masked, settings, layout, first, project, python2=python2)
+        return from_view(filename, view, linted.findings, settings, layout)
     masked = mask(text).text
     return lint_masked(filename, masked, settings, layout, recover_first, project).findings
 
@@ -242,11 +253,14 @@ def lint_masked(
     tree: cst.Module | None = None,
     *,
     beside_set_aside: bool = True,
+    python2: bool = False,
 ) -> Linted:
     """Findings for a text already masked: same offsets, rows and columns as the original.
     `tree`: libcst's parse of the text, where the caller has it. `beside_set_aside`: a fix
     may edit the statements just before and after a set-aside one, where the safety net
-    proves it (else it is reported without its fix)."""
+    proves it (else it is reported without its fix). `python2`: the text is Python 2 even
+    where nothing had to be set aside (its indentation, see `indentation`), so a fix that
+    writes what only Python 3 reads is reported without it."""
     recovered: Recovery | None = None
     found = recover(text, layout) if recover_first else None
     if found is not None:
@@ -297,9 +311,94 @@ def lint_masked(
         findings = [finding._replace(fix=None) for finding in findings]
         if PYTHON2_SYNTAX.code in settings.selected:
             findings.append(_python2_finding(context))
+    elif python2:
+        findings = [f if _writes_python2(f.fix) else f._replace(fix=None) for f in findings]
     findings = suppression.unsuppressed(findings, lines)
     ordered = sorted(findings, key=lambda f: (f.location, f.code))
     return Linted(ordered, recovered, context, found is None and not unproven, proved_beside)
+
+
+def _writes_python2(fix: Fix | None) -> bool:
+    return fix is None or all(recovery.python2_reads(edit.content) for edit in fix.edits)
+
+
+def from_view(
+    filename: str,
+    view: Python2Indentation,
+    findings: list[Finding],
+    settings: Settings,
+    layout: Layout,
+) -> list[Finding]:
+    """Findings in a Python 2 text's view (see `indentation`), in the real text: at its
+    columns, each fix's edits made in it, and the file's TFM904 saying how its indentation was
+    read."""
+    placed = [
+        finding._replace(
+            location=view.location(finding.location),
+            end_location=view.location(finding.end_location),
+            fix=_fix_from_view(view, finding.fix) if finding.fix else None,
+        )
+        for finding in findings
+    ]
+    row = view.refused_row
+    if row is None or PYTHON2_SYNTAX.code not in settings.selected:
+        return placed
+    place = layout.place(row) if layout.place else f"line {row}"
+    note = (
+        f"tabs and spaces mixed in its indentation as only Python 2 reads them (from {place}), "
+        "read as Python 2 does: a tab to the next multiple of 8 columns"
+    )
+    first = next((i for i, f in enumerate(placed) if f.code == PYTHON2_SYNTAX.code), None)
+    if first is not None:  # one line per file: recovery's says what else is Python 2
+        placed[first] = placed[first]._replace(message=f"{placed[first].message}; {note}")
+        return placed
+    where = "cells" if layout.separator else "file"
+    message = f"Python 2 indentation: {note}; the whole {where} checked"
+    at = Location(row, 1)
+    found = Finding(PYTHON2_SYNTAX.code, message, filename, at, at)
+    return sorted(
+        suppression.unsuppressed([*placed, found], LineIndex(view.real)),
+        key=lambda f: (f.location, f.code),
+    )
+
+
+def _fix_from_view(view: Python2Indentation, fix: Fix) -> Fix | None:
+    """A fix of the view as edits of the real text that make what `--fix` writes (the same
+    edits, at the real columns, where none starts or ends inside a rewritten indentation;
+    else the one edit between the two texts); None where none can."""
+    applied, fixed = fixes.apply([fix], view.view)
+    if not applied:
+        return None
+    try:
+        after = view.restored(fixed)
+    except IndentationViewError:
+        return None
+    real, before, now = LineIndex(view.real), LineIndex(view.view), LineIndex(fixed)
+    restored = LineIndex(after.real)
+    edits: list[Edit] = []
+    delta = 0
+    for edit in sorted(set(fix.edits), key=lambda e: (e.start, e.end)):
+        ends = [before.location(edit.start), before.location(edit.end)]
+        fixed_ends = [now.location(edit.start + delta)]
+        delta += len(edit.content) - (edit.end - edit.start)
+        fixed_ends.append(now.location(edit.end + delta))
+        if any(map(view.inside_indentation, ends)) or any(
+            map(after.inside_indentation, fixed_ends)
+        ):
+            edits = []
+            break
+        start, end = (real.offset(*_row_column0(view.location(at))) for at in ends)
+        first, last = (restored.offset(*_row_column0(after.location(at))) for at in fixed_ends)
+        content = after.real[first:last]
+        edits.append(Edit(start, end, content, real.location(start), real.location(end), edit.key))
+    if not edits or fixes.apply([fix._replace(edits=tuple(edits))], view.real)[1] != after.real:
+        start, end, content = minimal_change(view.real, after.real)
+        edits = [Edit(start, end, content, real.location(start), real.location(end))]
+    return fix._replace(edits=tuple(edits))
+
+
+def _row_column0(where: Location) -> tuple[int, int]:
+    return where.row, where.column - 1
 
 
 def _python2_finding(ctx: FileContext) -> Finding:
@@ -418,5 +517,6 @@ def _recovery_findings(ctx: FileContext, recovered: Recovery) -> Iterator[Findin
 __all__ = [
     "FileContext",
     "UnfaithfulParseError",
+    "from_view",
     "lint_text",
 ]

@@ -9,7 +9,8 @@ import libcst as cst
 
 from tfmemlint import fixes, masking, safety
 from tfmemlint.cst_parse import without_cycle_collection
-from tfmemlint.engine import Linted, checked_families, lint_masked, mask, recover
+from tfmemlint.engine import Linted, checked_families, from_view, lint_masked, mask, recover
+from tfmemlint.indentation import IndentationViewError, Python2Indentation
 from tfmemlint.model import FILE, Finding, Layout
 from tfmemlint.project import FileResolver
 from tfmemlint.reparse import reparse
@@ -37,17 +38,41 @@ def fix_text(
     Raises libcst.ParserSyntaxError when `text` itself cannot be recovered, and
     UnsafeFixError when the fixed text fails the safety check: then nothing may be written.
     """
+    view = Python2Indentation.of(text)
+    if view is None:
+        return _fix_unmasked(filename, text, settings, layout, recover_first, project)
+    # Tabs and spaces mixed as Python 2 (or only CPython) reads them: fixed as it reads them.
+    python2 = view.refused_row is not None
+    fixed, count, remaining = _fix_unmasked(
+        filename, view.view, settings, layout, recover_first or python2, project, python2
+    )
+    try:
+        after = view.restored(fixed)
+    except IndentationViewError as exc:
+        raise UnsafeFixError(str(exc)) from None
+    return after.real, count, from_view(filename, after, remaining, settings, layout)
+
+
+def _fix_unmasked(
+    filename: str,
+    text: str,
+    settings: Settings,
+    layout: Layout,
+    recover_first: bool,
+    project: FileResolver | None,
+    python2: bool = False,
+) -> tuple[str, int, list[Finding]]:
     masked = mask(text)
     if not masked.regions:
-        return _fix_masked(filename, text, settings, layout, recover_first, project)
+        return _fix_masked(filename, text, settings, layout, recover_first, project, python2)
     try:
         fixed_masked, fixed_count, findings = _fix_masked(
-            filename, masked.text, settings, layout, recover_first, project
+            filename, masked.text, settings, layout, recover_first, project, python2
         )
         return masked.unmask(fixed_masked, text), fixed_count, findings
     except (masking.MaskError, UnsafeFixError):
         # The slow way: nothing masked.
-        return _fix_masked(filename, text, settings, layout, recover_first, project)
+        return _fix_masked(filename, text, settings, layout, recover_first, project, python2)
 
 
 def _fix_masked(
@@ -57,6 +82,7 @@ def _fix_masked(
     layout: Layout,
     recover_first: bool,
     project: FileResolver | None,
+    python2: bool = False,
     beside_set_aside: bool = True,
 ) -> tuple[str, int, list[Finding]]:
     fixed_count = 0
@@ -69,6 +95,7 @@ def _fix_masked(
         recover_first,
         project,
         beside_set_aside=beside_set_aside,
+        python2=python2,
     )
     findings, recovered = linted.findings, linted.recovered
     found_first = findings
@@ -94,12 +121,13 @@ def _fix_masked(
                 project,
                 tree,
                 beside_set_aside=beside_set_aside,
+                python2=python2,
             )
             findings, fixed_recovered = linted.findings, linted.recovered
             beside = beside or linted.proved_beside
         except cst.ParserSyntaxError as exc:
             if beside:
-                return _again_clear_of_set_aside(filename, text, settings, layout, project)
+                return _again_clear_of_set_aside(filename, text, settings, layout, project, python2)
             raise UnsafeFixError(f"the fixed text does not parse: {exc.message}") from None
     if current != text:
         if recovered is None and not safety.check(text, current):
@@ -114,17 +142,26 @@ def _fix_masked(
                 safety.check_recovered(recovered, fixed_recovered)
             except UnsafeFixError:
                 if beside:
-                    return _again_clear_of_set_aside(filename, text, settings, layout, project)
+                    return _again_clear_of_set_aside(
+                        filename, text, settings, layout, project, python2
+                    )
                 raise
     return current, fixed_count, findings
 
 
 def _again_clear_of_set_aside(
-    filename: str, text: str, settings: Settings, layout: Layout, project: FileResolver | None
+    filename: str,
+    text: str,
+    settings: Settings,
+    layout: Layout,
+    project: FileResolver | None,
+    python2: bool,
 ) -> tuple[str, int, list[Finding]]:
     """Fixes beside set-aside statements, proved as each round found them, that the safety
     net cannot prove at the end: fix again, every fix clear of their neighbours."""
-    return _fix_masked(filename, text, settings, layout, True, project, beside_set_aside=False)
+    return _fix_masked(
+        filename, text, settings, layout, True, project, python2, beside_set_aside=False
+    )
 
 
 def _nothing_left(linted: Linted, applied: int, settings: Settings) -> bool:

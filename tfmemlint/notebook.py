@@ -14,7 +14,6 @@ and a fixed cell gets it back, on a line a fix adds too.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 from tfmemlint.model import Layout
+from tfmemlint.source import line_origins
 from tfmemlint.statements import logical_lines
 
 # Joins the cells in the module that is linted; a comment, so no fix can ever touch it. Each
@@ -185,15 +185,10 @@ class CellView(NamedTuple):
         if not any(self.prefixes):
             return source
         lines = source.split("\n")
-        prefixes = [self._added_prefix(line) for line in lines]
-        matcher = difflib.SequenceMatcher(a=self.lines, b=lines, autojunk=False)
-        for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
-            if tag == "equal":
-                for offset in range(old_end - old_start):
-                    prefixes[new_start + offset] = self.prefixes[old_start + offset]
-            elif tag == "replace":
-                for old, new in _paired(self.lines[old_start:old_end], lines[new_start:new_end]):
-                    prefixes[new_start + new] = self.prefixes[old_start + old]
+        prefixes = [
+            self.prefixes[old] if old is not None else self._added_prefix(line)
+            for line, old in zip(lines, line_origins(self.lines, lines), strict=True)
+        ]
         restored = "\n".join(prefix + line for prefix, line in zip(prefixes, lines, strict=True))
         if CellView.of(restored).lines != lines:
             raise NotebookError("IPython would not read the fixed cell as it was checked")
@@ -206,25 +201,6 @@ class CellView(NamedTuple):
             return self.indent
         statement = self.classic and line[:1] not in (" ", "\t")
         return self.indent + (">>> " if statement else self.continuation)
-
-
-def _paired(old: list[str], new: list[str]) -> list[tuple[int, int]]:
-    """Each old line of a changed block with the new line most like it (a fix changes a line
-    in place, or adds lines around it), in order: (old index, new index)."""
-    pairs: list[tuple[int, int]] = []
-    start = 0
-    for index, line in enumerate(old):
-        last = len(new) - (len(old) - index)  # leave a new line for each old one after it
-        if last < start:
-            break
-        ratios = [
-            difflib.SequenceMatcher(a=line, b=new[j], autojunk=False).ratio()
-            for j in range(start, last + 1)
-        ]
-        best = start + ratios.index(max(ratios))
-        pairs.append((index, best))
-        start = best + 1
-    return pairs
 
 
 @dataclass

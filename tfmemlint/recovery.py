@@ -101,7 +101,7 @@ class Recovery(NamedTuple):
         it too, and writes nothing Python 2 could not read. A fix `beside` one still needs the
         safety net's proof (`safety.check_recovered`)."""
         for start, end, content in edits:
-            if _PYTHON3_ONLY.search(content):
+            if not python2_reads(content):
                 return False
             if beside:
                 if any(_overlaps(start, end, s.start, s.end) for s in self.set_aside):
@@ -109,6 +109,12 @@ class Recovery(NamedTuple):
             elif any(start <= last and end >= first for first, last in self.neighbourhoods):
                 return False
         return True
+
+
+def python2_reads(content: str) -> bool:
+    """Whether text a fix writes holds nothing that only Python 3 reads (an f-string, `:=`,
+    `nonlocal`, ...), so that a Python 2 file stays Python 2."""
+    return _PYTHON3_ONLY.search(content) is None
 
 
 def _overlaps(start: int, end: int, first: int, last: int) -> bool:
@@ -572,5 +578,6 @@ __all__ = [
     "Recovery",
     "RecoveryError",
     "SetAside",
+    "python2_reads",
     "recover",
 ]

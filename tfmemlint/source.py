@@ -118,6 +118,58 @@ def minimal_change(old: str, new: str) -> tuple[int, int, str]:
     return start, len(old) - end, new[start : len(new) - end]
 
 
+def line_origins(old: list[str], new: list[str]) -> list[int | None]:
+    """For each line of `new`, a fix of `old`, the index of the line of `old` it was, or None
+    for a line the fix added. The lines the two share at either end and in between are their
+    own; in a changed block, each old line goes to the new line most like it (a fix changes a
+    line in place, or adds lines around it)."""
+    import difflib  # here: only a fix mapped back through a view needs it
+
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    origins: list[int | None] = [None] * len(new)
+    for index in range(head):
+        origins[index] = index
+    for index in range(tail):
+        origins[len(new) - 1 - index] = len(old) - 1 - index
+    middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    matcher = difflib.SequenceMatcher(a=middle_old, b=middle_new, autojunk=False)
+    for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
+        if tag == "equal":
+            for offset in range(old_end - old_start):
+                origins[head + new_start + offset] = head + old_start + offset
+        elif tag == "replace":
+            block = _paired(middle_old[old_start:old_end], middle_new[new_start:new_end])
+            for old_index, new_index in block:
+                origins[head + new_start + new_index] = head + old_start + old_index
+    return origins
+
+
+def _paired(old: list[str], new: list[str]) -> list[tuple[int, int]]:
+    """Each old line of a changed block with the new line most like it, in order: (old index,
+    new index)."""
+    import difflib
+
+    pairs: list[tuple[int, int]] = []
+    start = 0
+    for index, line in enumerate(old):
+        last = len(new) - (len(old) - index)  # leave a new line for each old one after it
+        if last < start:
+            break
+        ratios = [
+            difflib.SequenceMatcher(a=line, b=new[j], autojunk=False).ratio()
+            for j in range(start, last + 1)
+        ]
+        best = start + ratios.index(max(ratios))
+        pairs.append((index, best))
+        start = best + 1
+    return pairs
+
+
 def parse_python(text: str | bytes) -> ast.Module:
     """CPython's own parse of `text`, without the warnings it prints about the code (invalid
     escapes, `(...)()`): they are about the user's code, which they did not ask about."""

@@ -77,7 +77,8 @@ NUL_BYTES = Rule(
 PYTHON2_SYNTAX = Rule(
     code="TFM904",
     name="python2-syntax",
-    summary="Python 2 statements were set aside; the rest of the file was checked",
+    summary="Python 2 statements were set aside, or Python 2 indentation read; the rest was "
+    "checked",
     fixable=False,
     doc=RuleDoc(
         what_it_does="Reports a file, or a notebook cell, with statements that are Python 2: a "
@@ -86,7 +87,10 @@ PYTHON2_SYNTAX = Rule(
         "same-length stand-in (a block header keeps its block), and the rest of the file is "
         "checked and fixed as usual. One line per file or cell names the first statement set "
         "aside and how many were, and any set-aside line that names a TensorFlow API, since a "
-        "session there is not seen.",
+        "session there is not seen. A file whose indentation mixes tabs and spaces as Python 2 "
+        "reads it (a tab to the next multiple of 8 columns) and Python 3 refuses (`TabError`) "
+        "is read as Python 2 reads it and checked whole; its line says so, from the first row "
+        "Python 3 refuses.",
         why="TF1-era repositories often still hold Python 2 files, and their sessions are "
         "exactly what this tool is for. Lint a Python 2 codebase with `--ignore TFM904` to keep "
         "the gate on the session rules. " + _GOES_ON,
@@ -94,7 +98,9 @@ PYTHON2_SYNTAX = Rule(
         use_instead='print("hello")',
         fix_safety="No fix: the Python 2 statements stay as they are (port them with 2to3 or "
         "pyupgrade). Fixes elsewhere in the file stay away from them and write only what Python "
-        "2 reads, so the file stays Python 2.",
+        "2 reads, so the file stays Python 2. In a file that mixes tabs and spaces, every line "
+        "keeps its own indentation, and a line a fix adds takes that of a statement at its "
+        "depth, so Python 2 reads the same blocks.",
         recovery="This is recovery's report. When set-aside statements are not all Python 2, "
         "the file gets TFM902 instead, so that `--ignore TFM904` never hides a real syntax "
         "error.",
