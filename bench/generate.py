@@ -4,13 +4,15 @@
   create sessions (some fixed, some not); `--session-share 1 --bare` makes every module a TF1
   script whose session needs a fix.
 - With --python2, the TF1-era modules are written in Python 2 (print statements,
-  `except E, e:`), as the same modules would be in a Python 2 codebase.
+  `except E, e:`), as the same modules would be in a Python 2 codebase; with --tabs too, as an
+  editor that mixed tabs and spaces saved them: each indented line by turns a tab or 8 spaces a
+  level, which Python 2 reads and Python 3 refuses (TabError).
 - With --table: one 1.6 MB module, a 50,000-row literal table and one bare session.
 - `generate_notebooks`: TF1-era course notebooks, in nbformat 3 (IPython 2) or 4 (bench/run.py's
   `notebooks` case).
 
 Usage: python bench/generate.py OUT_DIR [--files N] [--seed S] [--session-share F] [--bare]
-                                        [--python2]
+                                        [--python2 [--tabs]]
        python bench/generate.py --table OUT.py
 """
 
@@ -115,6 +117,7 @@ def generate(
     session_share: float = 0.05,
     bare: bool = False,
     python2: bool = False,
+    tabs: bool = False,
 ) -> None:
     chance = random.Random(seed)
     for index in range(files):
@@ -123,6 +126,8 @@ def generate(
         if chance.random() < session_share:
             session = SESSIONS[0] if bare else chance.choice(SESSIONS)
             text = (TF1_PYTHON2 if python2 else TF1).format(index=index, session=session)
+            if tabs:
+                text = _tabs_and_spaces(text)
         else:
             word = chance.choice(WORDS)
             text = LIBRARY.format(name=word, cls=word.title() + "Store", noun=word)
@@ -131,6 +136,18 @@ def generate(
                 for n in range(chance.randint(5, 60))
             )
         (package / f"module{index:05d}.py").write_text(text)
+
+
+def _tabs_and_spaces(text: str) -> str:
+    """Each indented line of a template (4 spaces a level, no line inside brackets or a
+    string) 8 columns a level: a tab a level on one line, 8 spaces a level on the next."""
+    lines = text.split("\n")
+    for row, line in enumerate(lines):
+        level = (len(line) - len(line.lstrip(" "))) // 4
+        if level and line.strip():
+            indent = "\t" * level if row % 2 else " " * (8 * level)
+            lines[row] = indent + line.lstrip(" ")
+    return "\n".join(lines)
 
 
 def generate_notebooks(out: Path, count: int, seed: int, nbformat: int = 4) -> None:
@@ -208,12 +225,21 @@ def main() -> None:
     parser.add_argument("--session-share", type=float, default=0.05)
     parser.add_argument("--bare", action="store_true", help="every session needs a fix")
     parser.add_argument("--python2", action="store_true", help="TF1 modules in Python 2")
+    parser.add_argument("--tabs", action="store_true", help="with --python2: tabs and spaces")
     parser.add_argument("--table", action="store_true", help="write the 1.6 MB table module")
     args = parser.parse_args()
     if args.table:
         generate_table(args.out)
     else:
-        generate(args.out, args.files, args.seed, args.session_share, args.bare, args.python2)
+        generate(
+            args.out,
+            args.files,
+            args.seed,
+            args.session_share,
+            args.bare,
+            args.python2,
+            args.tabs and args.python2,
+        )
 
 
 if __name__ == "__main__":

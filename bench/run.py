@@ -15,6 +15,9 @@ alike. ruff's ratios stay beside them as the outside anchor. Reports medians, ne
   table       tfmemlint --fix on the generated 1.6 MB table module             (<= 2.0 s)
   python2     tfmemlint check --no-cache on a generated tree whose TF1 modules are Python 2
               vs  the same on that tree written in Python 3 (recovery's cost)  (<= 1.5 x)
+  tabs        the python2 tree with its Python 2 modules indented with tabs and spaces mixed, as
+              Python 2 reads them and Python 3 refuses  vs  the python2 tree (reading the
+              indentation as Python 2 does)                                   (<= 1.2 x)
   notebooks   tfmemlint check --no-cache on generated TF1-era course notebooks in nbformat 3
               vs  the same notebooks in nbformat 4 (reading IPython 2's layout)  (<= 1.1 x)
 
@@ -321,6 +324,18 @@ def python2(rounds: int, scratch: Path, files: int) -> dict:
     return _ratio("python2", *_side_by_side(ours, theirs, rounds), 1.5, "the tree in Python 3")
 
 
+def tabs(rounds: int, scratch: Path, files: int) -> dict:
+    """The cost of Python 2's indentation: the python2 tree with its Python 2 modules indented
+    with tabs and spaces mixed, read through the view that Python 3 accepts, against the same
+    tree indented with spaces."""
+    mixed, spaces = scratch / "tabs-tree", scratch / "spaces-tree"
+    generate(mixed, files, seed=3, session_share=0.2, python2=True, tabs=True)
+    generate(spaces, files, seed=3, session_share=0.2, python2=True)
+    ours = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(mixed)]
+    theirs = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(spaces)]
+    return _ratio("tabs", *_side_by_side(ours, theirs, rounds), 1.2, "the tree with spaces")
+
+
 def notebooks(rounds: int, scratch: Path, count: int) -> dict:
     """nbformat 3's cost: a cold check of IPython 2's notebooks against the same cells saved
     by today's Jupyter."""
@@ -354,7 +369,17 @@ def memory(tree: Path) -> dict:
     return _absolute("memory", int(done.stdout) / 1024, 200.0, "MB")
 
 
-BENCHES = ("cold", "warm", "pre-commit", "fix", "table", "memory", "python2", "notebooks")
+BENCHES = (
+    "cold",
+    "warm",
+    "pre-commit",
+    "fix",
+    "table",
+    "memory",
+    "python2",
+    "tabs",
+    "notebooks",
+)
 
 
 def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: bool) -> list[dict]:
@@ -376,6 +401,8 @@ def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: boo
                 results.append(memory(tree))
             elif name == "python2":
                 results.append(python2(rounds, scratch, 50 if small else 1000))
+            elif name == "tabs":
+                results.append(tabs(rounds, scratch, 50 if small else 1000))
             elif name == "notebooks":
                 results.append(notebooks(rounds, scratch, 20 if small else 300))
     return results

@@ -54,9 +54,10 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         "table",
         "memory",
         "python2",
+        "tabs",
         "notebooks",
     ]
-    for name in ("cold", "warm", "pre-commit", "fix", "python2", "notebooks"):
+    for name in ("cold", "warm", "pre-commit", "fix", "python2", "tabs", "notebooks"):
         assert results[name]["unit"] == "x" and results[name]["value"] > 0
         assert results[name]["tfmemlint_s"] > 0 and results[name]["yardstick_s"] > 0
     assert list(results["cold"]["floors"]) == [
@@ -79,6 +80,7 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         "table": 2.0,
         "memory": 200.0,
         "python2": 1.5,
+        "tabs": 1.2,
         "notebooks": 1.1,
     }
     for name in ("cold", "warm", "fix"):
@@ -118,6 +120,28 @@ def test_the_python2_tree_is_python2_and_the_same_modules(tmp_path: Path) -> Non
     assert [p.name for p in two] == [p.name for p in three]
     changed = [p for p, q in zip(two, three, strict=True) if p.read_bytes() != q.read_bytes()]
     assert changed and all(b'print "building"' in p.read_bytes() for p in changed)
+
+
+def test_the_tabs_tree_is_python2_that_python3_refuses_for_its_tabs(tmp_path: Path) -> None:
+    """The tabs bench's Python 2 modules are those of the python2 tree, indented with tabs and
+    spaces mixed: Python 2 reads the same blocks, and Python 3 stops at a TabError."""
+    bench = runpy.run_path(str(ROOT / "bench" / "generate.py"))
+    bench["generate"](tmp_path / "tabs", 60, seed=3, session_share=0.5, python2=True, tabs=True)
+    bench["generate"](tmp_path / "spaces", 60, seed=3, session_share=0.5, python2=True)
+    pairs = [
+        (p, tmp_path / "spaces" / p.relative_to(tmp_path / "tabs"))
+        for p in sorted((tmp_path / "tabs").rglob("*.py"))
+    ]
+    changed = [(p, q) for p, q in pairs if p.read_bytes() != q.read_bytes()]
+    assert changed
+    for mixed, spaces in changed:
+        text = mixed.read_text()
+        assert b'print "building"' in spaces.read_bytes()
+        # A line indented with a tab, then one of its block with 8 spaces: TabError.
+        assert re.search(r"^\t\S.*\n {8}\S", text, re.M)
+        assert [line.expandtabs(8).strip() for line in text.splitlines()] == [
+            line.strip() for line in spaces.read_text().splitlines()
+        ]
 
 
 def test_compare_times_two_installs_in_turn(tmp_path: Path) -> None:

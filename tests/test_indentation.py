@@ -311,3 +311,63 @@ def test_the_fixtures_with_tabs_keep_their_own_tabs(name: str) -> None:
     after = (FIXTURES / "python2" / "after" / name).read_text()
     assert Python2Indentation.of(before) is not None
     assert is_subsequence(before, after)
+
+
+# --- found in review: each of these once went wrong ----------------------------------------
+
+GROWTH_ON_FIRST_GPU = (
+    'gpus = tf.config.list_physical_devices("GPU")\n'
+    "if gpus:\n"
+    "    tf.config.experimental.set_memory_growth(gpus[0], True)\n"
+)
+
+
+def test_a_file_python3_reads_stays_one_it_reads() -> None:
+    # libcst refuses `f`'s indentation and CPython reads it. The fix's new block must not
+    # borrow `\t` from `f` for its body under a header indented with spaces.
+    text = (
+        "import tensorflow as tf\n\ndef g():\n    return 2\n\ndef f(x):\n\tif x:\n"
+        "  \t\treturn 1\n\n" + GROWTH_ON_FIRST_GPU
+    )
+    compile(text, "t.py", "exec")
+    fixed, count, _ = fix_loop.fix_text("t.py", text, SETTINGS)
+    assert count == 1 and "for gpu in gpus:\n        tf.config" in fixed
+    compile(fixed, "t.py", "exec")
+
+
+def test_json_edits_of_fixes_in_two_blocks_make_what_fix_writes() -> None:
+    text = (
+        "import tensorflow as tf\n\n\ndef a():\n"
+        + "".join("\t" + line + "\n" for line in GROWTH_ON_FIRST_GPU.splitlines())
+        + "        print(1)\n\n\ndef b():\n"
+        + "".join("        " + line + "\n" for line in GROWTH_ON_FIRST_GPU.splitlines())
+    )
+    first = python2_for_python(text.encode())
+    fixed, count, _ = fix_loop.fix_text("t.py", text, SETTINGS, recover_first=first)
+    found = engine.lint_text("t.py", text, SETTINGS, recover_first=first)
+    assert count == 2
+    assert fixes.apply([f.fix for f in found if f.fix], text) == (2, fixed)
+    body_of_b = fixed.split("def b():\n")[1]
+    assert "\t" not in body_of_b  # b() was spaces only, and stays so
+
+
+def test_lone_carriage_returns_end_lines_for_the_view_too() -> None:
+    text = MIXED.replace("\n", "\r")
+    view = Python2Indentation.of(text)
+    assert view is not None and view.refused_row == 5
+    found = engine.lint_text("t.py", text, SETTINGS, recover_first=True)
+    assert ("TFM102", 6) in [(f.code, f.location.row) for f in found]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "  \tx = 1\n\ty = 2\nimport tensorflow as tf\nsess = tf.Session()\n",  # unexpected indent
+        "import tensorflow as tf\nif x:\n    if y:\n\t\tz=1\n      \tw=2\nsess = tf.Session()\n",
+    ],
+)
+def test_indentation_python2_refuses_too_is_recoverys_alone(text: str) -> None:
+    assert Python2Indentation.of(text) is None
+    found = engine.lint_text("t.py", text, SETTINGS, recover_first=True)
+    assert not any("tabs and spaces" in f.message for f in found)
+    assert "TFM101" in [f.code for f in found]

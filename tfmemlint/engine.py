@@ -332,13 +332,14 @@ def from_view(
     """Findings in a Python 2 text's view (see `indentation`), in the real text: at its
     columns, each fix's edits made in it, and the file's TFM904 saying how its indentation was
     read."""
+    fixes_back = _fixes_from_view(view, [finding.fix for finding in findings])
     placed = [
         finding._replace(
             location=view.location(finding.location),
             end_location=view.location(finding.end_location),
-            fix=_fix_from_view(view, finding.fix) if finding.fix else None,
+            fix=fix,
         )
-        for finding in findings
+        for finding, fix in zip(findings, fixes_back, strict=True)
     ]
     row = view.refused_row
     if row is None or PYTHON2_SYNTAX.code not in settings.selected:
@@ -362,22 +363,60 @@ def from_view(
     )
 
 
+def _fixes_from_view(view: Python2Indentation, wanted: list[Fix | None]) -> list[Fix | None]:
+    """Each fix of the view as edits of the real text. The fixes that `--fix` makes together
+    in its first round are restored together, once, and each takes its edits from what that
+    writes; any other is restored on its own. None where a fix cannot be made in the real
+    text."""
+    present = [(index, fix) for index, fix in enumerate(wanted) if fix is not None]
+    result = list(wanted)
+    if not present:
+        return result
+    taken, edits = fixes.accepted([fix for _, fix in present])
+    together = _edits_back(view, edits)
+    chosen = set(taken)
+    for position, (index, fix) in enumerate(present):
+        if together is not None and position in chosen:
+            result[index] = fix._replace(edits=tuple(together[e] for e in dict.fromkeys(fix.edits)))
+        else:
+            result[index] = _fix_from_view(view, fix)
+    return result
+
+
 def _fix_from_view(view: Python2Indentation, fix: Fix) -> Fix | None:
-    """A fix of the view as edits of the real text that make what `--fix` writes (the same
-    edits, at the real columns, where none starts or ends inside a rewritten indentation;
-    else the one edit between the two texts); None where none can."""
-    applied, fixed = fixes.apply([fix], view.view)
-    if not applied:
+    """One fix of the view as edits of the real text: the same edits at the real columns, or
+    where that cannot be, the one edit between the two texts."""
+    taken, edits = fixes.accepted([fix])
+    if not taken:
         return None
+    back = _edits_back(view, edits)
+    if back is not None:
+        return fix._replace(edits=tuple(back[e] for e in dict.fromkeys(fix.edits)))
+    try:
+        after = view.restored(fixes.applied_edits(edits, view.view))
+    except IndentationViewError:
+        return None
+    start, end, content = minimal_change(view.real, after.real)
+    real = LineIndex(view.real)
+    return fix._replace(
+        edits=(Edit(start, end, content, real.location(start), real.location(end)),)
+    )
+
+
+def _edits_back(view: Python2Indentation, edits: list[Edit]) -> dict[Edit, Edit] | None:
+    """Edits of the view (in text order, none overlapping), each as the edit of the real text
+    that makes what `--fix` writes for them all; None where one starts or ends inside a
+    rewritten indentation, or they would not make that text together."""
+    fixed = fixes.applied_edits(edits, view.view)
     try:
         after = view.restored(fixed)
     except IndentationViewError:
         return None
     real, before, now = LineIndex(view.real), LineIndex(view.view), LineIndex(fixed)
     restored = LineIndex(after.real)
-    edits: list[Edit] = []
+    back: dict[Edit, Edit] = {}
     delta = 0
-    for edit in sorted(set(fix.edits), key=lambda e: (e.start, e.end)):
+    for edit in edits:
         ends = [before.location(edit.start), before.location(edit.end)]
         fixed_ends = [now.location(edit.start + delta)]
         delta += len(edit.content) - (edit.end - edit.start)
@@ -385,16 +424,14 @@ def _fix_from_view(view: Python2Indentation, fix: Fix) -> Fix | None:
         if any(map(view.inside_indentation, ends)) or any(
             map(after.inside_indentation, fixed_ends)
         ):
-            edits = []
-            break
+            return None
         start, end = (real.offset(*_row_column0(view.location(at))) for at in ends)
         first, last = (restored.offset(*_row_column0(after.location(at))) for at in fixed_ends)
         content = after.real[first:last]
-        edits.append(Edit(start, end, content, real.location(start), real.location(end), edit.key))
-    if not edits or fixes.apply([fix._replace(edits=tuple(edits))], view.real)[1] != after.real:
-        start, end, content = minimal_change(view.real, after.real)
-        edits = [Edit(start, end, content, real.location(start), real.location(end))]
-    return fix._replace(edits=tuple(edits))
+        back[edit] = Edit(start, end, content, real.location(start), real.location(end), edit.key)
+    if fixes.applied_edits(list(back.values()), view.real) != after.real:
+        return None
+    return back
 
 
 def _row_column0(where: Location) -> tuple[int, int]:

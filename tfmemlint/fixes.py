@@ -248,26 +248,37 @@ def apply(fixes: Iterable[Fix], text: str) -> tuple[int, str]:
     A clashing fix, or one whose keyed edit differs from one already taken, is left for the
     next round, after re-linting the new text.
     """
-    accepted: list[Edit] = []
+    taken, edits = accepted(fixes)
+    return len(taken), applied_edits(edits, text)
+
+
+def accepted(fixes: Iterable[Fix]) -> tuple[list[int], list[Edit]]:
+    """The indexes of the fixes `apply` takes, and their edits, each once, in text order."""
+    edits: list[Edit] = []
     keyed: dict[str, Edit] = {}
-    applied = 0
-    for fix in fixes:
-        new_edits = [edit for edit in fix.edits if edit not in accepted]
-        if any(_clash(edit, other) for edit in new_edits for other in accepted):
+    taken: list[int] = []
+    for index, fix in enumerate(fixes):
+        new_edits = [edit for edit in fix.edits if edit not in edits]
+        if any(_clash(edit, other) for edit in new_edits for other in edits):
             continue
         if any(e.key in keyed and keyed[e.key] != e for e in fix.edits if e.key is not None):
             continue
-        accepted.extend(new_edits)
+        edits.extend(new_edits)
         keyed.update((e.key, e) for e in new_edits if e.key is not None)
-        applied += 1
+        taken.append(index)
+    return taken, sorted(edits, key=lambda e: (e.start, e.end))
+
+
+def applied_edits(edits: list[Edit], text: str) -> str:
+    """The text with `edits` (in text order, none overlapping) made."""
     pieces = []
     cursor = 0
-    for edit in sorted(accepted, key=lambda e: (e.start, e.end)):
+    for edit in edits:
         pieces.append(text[cursor : edit.start])
         pieces.append(edit.content)
         cursor = edit.end
     pieces.append(text[cursor:])
-    return applied, "".join(pieces)
+    return "".join(pieces)
 
 
 def _clash(a: Edit, b: Edit) -> bool:

@@ -120,33 +120,99 @@ def minimal_change(old: str, new: str) -> tuple[int, int, str]:
 
 def line_origins(old: list[str], new: list[str]) -> list[int | None]:
     """For each line of `new`, a fix of `old`, the index of the line of `old` it was, or None
-    for a line the fix added. The lines the two share at either end and in between are their
-    own; in a changed block, each old line goes to the new line most like it (a fix changes a
-    line in place, or adds lines around it)."""
+    for a line the fix added. Lines the two share at either end are their own; between them,
+    the lines that each holds once anchor the rest (in order), and what is left between two
+    anchors is compared line by line, each old line of a changed block going to the new line
+    most like it (a fix changes a line in place, or adds lines around it). Linear in the
+    lines, but for the changed blocks."""
+    origins: list[int | None] = [None] * len(new)
+    pending = [(0, len(old), 0, len(new))]
+    while pending:
+        old_start, old_end, new_start, new_end = pending.pop()
+        while old_start < old_end and new_start < new_end and old[old_start] == new[new_start]:
+            origins[new_start] = old_start
+            old_start, new_start = old_start + 1, new_start + 1
+        while old_start < old_end and new_start < new_end and old[old_end - 1] == new[new_end - 1]:
+            origins[new_end - 1] = old_end - 1
+            old_end, new_end = old_end - 1, new_end - 1
+        if old_start == old_end or new_start == new_end:
+            continue
+        anchors = _anchors(old, old_start, old_end, new, new_start, new_end)
+        if not anchors:
+            _compare(old, old_start, old_end, new, new_start, new_end, origins)
+            continue
+        previous = (old_start, new_start)
+        for old_index, new_index in anchors:
+            origins[new_index] = old_index
+            pending.append((previous[0], old_index, previous[1], new_index))
+            previous = (old_index + 1, new_index + 1)
+        pending.append((previous[0], old_end, previous[1], new_end))
+    return origins
+
+
+def _anchors(
+    old: list[str], old_start: int, old_end: int, new: list[str], new_start: int, new_end: int
+) -> list[tuple[int, int]]:
+    """The lines found once in old[old_start:old_end] and once in new[new_start:new_end], the
+    longest run of them in the same order in both: (old index, new index)."""
+    import bisect
+    from collections import Counter
+
+    old_counts = Counter(old[old_start:old_end])
+    new_counts = Counter(new[new_start:new_end])
+    where = {
+        line: index
+        for index in range(new_start, new_end)
+        if new_counts[line := new[index]] == 1 and old_counts[line] == 1
+    }
+    pairs = [
+        (index, where[old[index]]) for index in range(old_start, old_end) if old[index] in where
+    ]
+    # The longest increasing run of new indexes (patience sorting).
+    tails: list[int] = []
+    tail_at: list[int] = []
+    before: list[int] = [-1] * len(pairs)
+    for position, (_, new_index) in enumerate(pairs):
+        slot = bisect.bisect_left(tails, new_index)
+        if slot == len(tails):
+            tails.append(new_index)
+            tail_at.append(position)
+        else:
+            tails[slot], tail_at[slot] = new_index, position
+        before[position] = tail_at[slot - 1] if slot else -1
+    run: list[tuple[int, int]] = []
+    position = tail_at[-1] if tail_at else -1
+    while position >= 0:
+        run.append(pairs[position])
+        position = before[position]
+    return run[::-1]
+
+
+def _compare(
+    old: list[str],
+    old_start: int,
+    old_end: int,
+    new: list[str],
+    new_start: int,
+    new_end: int,
+    origins: list[int | None],
+) -> None:
+    """Pair the lines of a changed block that holds no anchor, with difflib."""
     import difflib  # here: only a fix mapped back through a view needs it
 
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    origins: list[int | None] = [None] * len(new)
-    for index in range(head):
-        origins[index] = index
-    for index in range(tail):
-        origins[len(new) - 1 - index] = len(old) - 1 - index
-    middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
-    matcher = difflib.SequenceMatcher(a=middle_old, b=middle_new, autojunk=False)
-    for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
+    old_block, new_block = old[old_start:old_end], new[new_start:new_end]
+    # A large block without one line of its own (thousands of `pass`): difflib's own
+    # shortcut for popular lines keeps it quick.
+    large = len(old_block) * len(new_block) > 250_000
+    matcher = difflib.SequenceMatcher(a=old_block, b=new_block, autojunk=large)
+    for tag, first_old, last_old, first_new, last_new in matcher.get_opcodes():
         if tag == "equal":
-            for offset in range(old_end - old_start):
-                origins[head + new_start + offset] = head + old_start + offset
-        elif tag == "replace":
-            block = _paired(middle_old[old_start:old_end], middle_new[new_start:new_end])
+            for offset in range(last_old - first_old):
+                origins[new_start + first_new + offset] = old_start + first_old + offset
+        elif tag == "replace" and not large:
+            block = _paired(old_block[first_old:last_old], new_block[first_new:last_new])
             for old_index, new_index in block:
-                origins[head + new_start + new_index] = head + old_start + old_index
-    return origins
+                origins[new_start + first_new + new_index] = old_start + first_old + old_index
 
 
 def _paired(old: list[str], new: list[str]) -> list[tuple[int, int]]:
