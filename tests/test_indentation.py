@@ -140,8 +140,11 @@ def test_a_fixed_view_keeps_each_statements_indentation_and_an_added_one_takes_i
         "        config = tf.ConfigProto()\n",
         "        config = tf.ConfigProto()\n        config.gpu_options.allow_growth = True\n",
     )  # the nearest statement above, in its block, is the config's: 8 spaces
-    moved = view.restored(view.view.replace("\tx = ", "x = ").replace("        x = ", "x = "))
-    assert moved.real.startswith(MIXED.split("\tx")[0])
+    # A statement moved to another depth gets that depth's indentation; the rest keep theirs.
+    moved = view.restored(
+        view.view.replace("        return sess", "        if x:\n            return sess")
+    )
+    assert moved.real == MIXED.replace("\treturn sess", "\tif x:\n\t    return sess")
 
 
 def test_a_fixed_view_python2_would_read_otherwise_is_refused() -> None:
