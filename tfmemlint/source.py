@@ -155,7 +155,6 @@ def _anchors(
 ) -> list[tuple[int, int]]:
     """The lines found once in old[old_start:old_end] and once in new[new_start:new_end], the
     longest run of them in the same order in both: (old index, new index)."""
-    import bisect
     from collections import Counter
 
     old_counts = Counter(old[old_start:old_end])
