@@ -252,29 +252,21 @@ def _row(text: str, statements: list[LogicalLine], index: int | None) -> int | N
 def _expanded(text: str, statements: list[LogicalLine]) -> tuple[str, dict[int, tuple[str, str]]]:
     """The text with each statement's indentation that holds a tab or a form feed written as
     spaces, and each statement row's (real, view) indentation."""
+    lines = LineIndex(text)
     pieces: list[str] = []
     indents: dict[int, tuple[str, str]] = {}
-    cursor = counted = 0
-    row = 1
+    cursor = 0
     for line in statements:
         indent = line.indent
-        row += _rows_between(text, counted, line.line_start)
-        counted = line.line_start
         if not _pure(indent):
             continue
         view = " " * width(indent) if "\t" in indent or "\f" in indent else indent
         pieces.append(text[cursor : line.line_start])
         pieces.append(view)
         cursor = line.start
-        indents[row] = (indent, view)
+        indents[lines.location(line.line_start).row] = (indent, view)
     pieces.append(text[cursor:])
     return "".join(pieces), indents
-
-
-def _rows_between(text: str, start: int, end: int) -> int:
-    """How many line breaks text[start:end] holds (CRLF once)."""
-    piece = text[start:end]
-    return piece.count("\n") + piece.count("\r") - piece.count("\r\n")
 
 
 __all__ = ["IndentationViewError", "Python2Indentation", "width"]
