@@ -228,7 +228,8 @@ def test_every_changed_before_script_is_not_memory_aware(fixtures_verified) -> N
 @fixture_run_timeout
 def test_json_shape(fixtures_verified) -> None:
     _, document = fixtures_verified
-    assert set(document) == {"gpu", "results"}
+    assert set(document) == {"gpu", "jobs", "results"}
+    assert document["jobs"] == (os.cpu_count() or 1)
     for outcome in document["results"]:
         assert set(outcome) == RESULT_FIELDS | {"baseline"}
         assert isinstance(outcome["duration_s"], float)

@@ -461,6 +461,15 @@ class _ScriptArgsCommand(click.Command):
     help="Without an NVIDIA GPU, run each script as on a machine with N GPUs (TensorFlow's "
     "device configuration only; ops still run on the CPU). 0: no simulation.",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    default=None,
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="How many scripts run side by side. [default: one per measured GPU on an NVIDIA GPU, "
+    "one per core without one]",
+)
 @click.pass_context
 def verify(
     ctx: click.Context,
@@ -472,6 +481,7 @@ def verify(
     gpu_index: int,
     python: str,
     simulate_gpus: int,
+    jobs: int | None,
 ) -> None:
     """Run scripts (default: the bundled fixtures/after) and report the GPU memory settings each
     really got and, on an NVIDIA GPU, the peak memory each held. Arguments after `--` go to
@@ -491,6 +501,7 @@ def verify(
         gpu_index=gpu_index,
         python=python,
         simulate_gpus=simulate_gpus,
+        jobs=jobs,
         script_args=ctx.meta.get("script_args", []),
     )
     sys.exit(code)

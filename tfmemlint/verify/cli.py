@@ -38,15 +38,16 @@ def main(
     python: str,
     script_args: Sequence[str],
     simulate_gpus: int = 0,
+    jobs: int | None = None,
 ) -> int:
     if shutil.which(python) is None and not os.path.isfile(python):
         raise click.UsageError(f"--python {python!r} is not an interpreter that can be run")
-    jobs, missing = [], []
+    pairs, missing = [], []
     for item in runner.plan(paths or _default_paths(), baseline):
-        (missing if isinstance(item, Missing) else jobs).append(item)
+        (missing if isinstance(item, Missing) else pairs).append(item)
     if missing:
         raise click.UsageError(f"no such file or directory: {missing[0].path}")
-    if not jobs:
+    if not pairs:
         raise click.UsageError("no Python scripts found in the paths given")
 
     nvml = load_nvml()
@@ -65,6 +66,7 @@ def main(
         nvml=nvml,
         # On a real GPU nothing is simulated (the probe also stands down where TF sees one).
         simulate_gpus=simulate_gpus if gpu is None else 0,
+        jobs=jobs if jobs is not None else runner.default_jobs(gpu),
     )
     compared = baseline is not None
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
@@ -76,14 +78,14 @@ def main(
 
             status = Console(stderr=True).status("starting")
             with status:
-                outcomes = runner.run_all(
-                    jobs,
+                result = runner.run_all(
+                    pairs,
                     options,
                     on_start=lambda script: status.update(f"running {script}"),
                     compared=compared,
                 )
         else:
-            outcomes = runner.run_all(jobs, options, compared=compared)
+            result = runner.run_all(pairs, options, compared=compared)
     except KeyboardInterrupt:
         click.echo("tfmemlint verify: interrupted; every script's processes were ended", err=True)
         return EXIT_INTERRUPTED
@@ -91,11 +93,13 @@ def main(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
+    if result.note is not None:
+        click.echo(f"tfmemlint verify: {result.note}", err=True)
     if output_format == "json":
-        report.write_json(gpu, outcomes, sys.stdout)
+        report.write_json(gpu, result, sys.stdout)
     else:
-        report.write_table(gpu, outcomes, sys.stdout, color=sys.stdout.isatty())
-    return 1 if any(outcome.verdict != "pass" for outcome in outcomes) else 0
+        report.write_table(gpu, result.outcomes, sys.stdout, color=sys.stdout.isatty())
+    return 1 if any(outcome.verdict != "pass" for outcome in result.outcomes) else 0
 
 
 def _interrupt(signum: int, frame: object) -> None:

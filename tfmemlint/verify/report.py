@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import IO, Any
 
-from tfmemlint.verify.runner import Outcome
+from tfmemlint.verify.runner import Outcome, Result
 from tfmemlint.verify.sampler import NO_GPU, Gpu
 from tfmemlint.verify.simulated_gpus import short_name
 from tfmemlint.verify.verdict import (
@@ -20,10 +20,11 @@ from tfmemlint.verify.verdict import (
 VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold yellow"}
 
 
-def write_json(gpu: Gpu | None, outcomes: Sequence[Outcome], out: IO[str]) -> None:
+def write_json(gpu: Gpu | None, result: Result, out: IO[str]) -> None:
     document = {
         "gpu": gpu.to_json() if gpu else None,
-        "results": [outcome.to_json() for outcome in outcomes],
+        "jobs": result.jobs,
+        "results": [outcome.to_json() for outcome in result.outcomes],
     }
     json.dump(document, out, indent=2)
     out.write("\n")

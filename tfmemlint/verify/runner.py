@@ -1,4 +1,5 @@
-"""Runs scripts one at a time under the probe, samples the GPU, ends every process, decides."""
+"""Runs scripts under the probe, side by side up to `--jobs`, samples the GPU, ends every
+process, decides."""
 
 from __future__ import annotations
 
@@ -21,6 +22,17 @@ from tfmemlint.verify.verdict import decide
 
 PROBE = Path(__file__).with_name("probe.py")
 POLL_INTERVAL_S = 0.05
+# Without a GPU to sample, the process tree is read (every /proc entry) every few polls only:
+# side by side, the readings cost more CPU than the scripts can spare.
+TREE_REFRESH_POLLS = 5
+# A rise of the device's used memory this large, with no pid of the script in NVML's process
+# list, shows that the list holds other pids than ours (a container's): more than any noise, less
+# than a CUDA context (300-500 MiB).
+PIDS_UNSEEN_BYTES = 64 * 1024**2
+PIDS_UNSEEN = (
+    "NVML lists GPU processes by pids this machine does not show (a container?), so one "
+    "script's peak cannot be told from another's: scripts run one at a time"
+)
 # Set on Ctrl-C: every running script's tree is ended at once, and no new script starts.
 _interrupted = threading.Event()
 
@@ -98,6 +110,13 @@ class Options:
     adopt_orphans: bool = False
     # GPUs to simulate in each script (a machine without one); 0: none, as on a real GPU.
     simulate_gpus: int = 0
+    # How many scripts may run side by side (`--jobs`).
+    jobs: int = 1
+
+
+def default_jobs(gpu: Gpu | None) -> int:
+    """One job per measured GPU (verify measures one); one per core without a GPU."""
+    return 1 if gpu is not None else max(1, os.cpu_count() or 1)
 
 
 def _child_env(options: Options) -> dict[str, str]:
@@ -109,7 +128,13 @@ def _child_env(options: Options) -> dict[str, str]:
     return env
 
 
-def run_script(script: str, options: Options) -> Outcome:
+def run_script(
+    script: str,
+    options: Options,
+    on_sample: Callable[[PeakSampler], None] = lambda sampler: None,
+) -> Outcome:
+    """Run one script to its end, or its timeout. `on_sample` sees the sampler after each poll
+    of the GPU."""
     outcome = Outcome(script)
     with tempfile.TemporaryDirectory(prefix="tfmemlint-verify-") as work:
         report_path = os.path.join(work, "report.json")
@@ -123,14 +148,18 @@ def run_script(script: str, options: Options) -> Outcome:
         with open(log_path, "wb") as log:
             started = time.monotonic()
             child = process.launch(command, _child_env(options), log)
-            # One script at a time (the GPU case): orphans we adopt are this script's.
+            # Set only where the script runs alone on a measured GPU: orphans are its own then.
             adopter = os.getpid() if options.adopt_orphans else None
             tree = process.ProcessTree(child.pid, adopter=adopter)
             try:
+                polls = 0
                 while child.poll() is None and not _interrupted.is_set():
-                    pids = tree.refresh()
                     if sampler is not None:
-                        sampler.sample(pids)
+                        sampler.sample(tree.refresh())
+                        on_sample(sampler)
+                    elif polls % TREE_REFRESH_POLLS == 0:
+                        tree.refresh()
+                    polls += 1
                     if time.monotonic() - started > options.timeout_s:
                         timed_out = True
                         break
@@ -177,12 +206,14 @@ def _read_report(path: str) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
-class Job:
+class Pair:
+    """A script to run, and its unfixed counterpart (`--baseline`), if any."""
+
     script: str
     baseline: str | None
 
 
-def plan(paths: Sequence[str], baseline: str | None) -> Iterator[Job | Missing]:
+def plan(paths: Sequence[str], baseline: str | None) -> Iterator[Pair | Missing]:
     """Each script with its unfixed counterpart (same relative name under `baseline`), if any.
     In a folder, a module inside a package (a folder with `__init__.py`) is no script: it is
     imported by the scripts beside the package, which run with their own folder on sys.path."""
@@ -205,50 +236,152 @@ def plan(paths: Sequence[str], baseline: str | None) -> Iterator[Job | Missing]:
                     )
                     candidate = os.path.join(baseline, relative)
                     counterpart = candidate if os.path.isfile(candidate) else None
-            yield Job(item, counterpart)
+            yield Pair(item, counterpart)
 
 
 def is_package_module(path: str) -> bool:
     return os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py"))
 
 
+@dataclass
+class Scheduled:
+    """One script's place in the run."""
+
+    script: str
+    alone: bool  # nothing else runs while it does
+    shared: bool = False  # another script ran beside it, at some point
+
+
+class Gate:
+    """How many scripts run at once. Without a GPU to measure, up to `jobs`. With one, each
+    script's peak is the sum of its own pids in NVML's process list, so scripts share the GPU
+    only once a script's pids were seen there; a script that raised the device's use with none of
+    its pids listed shows that they never will be, and from then on scripts run one at a time."""
+
+    def __init__(self, jobs: int, measured: bool) -> None:
+        self.jobs = jobs
+        self.measured = measured
+        self.pids_seen = not measured or jobs == 1
+        self.serial_reason: str | None = None
+        self.running: list[Scheduled] = []
+        self._condition = threading.Condition()
+
+    @property
+    def capacity(self) -> int:
+        return self.jobs if self.pids_seen and self.serial_reason is None else 1
+
+    def enter(self, run: Scheduled) -> None:
+        with self._condition:
+            while self.running and (
+                run.alone or len(self.running) >= self.capacity or self.running[0].alone
+            ):
+                self._condition.wait(timeout=0.2)
+                if _interrupted.is_set():
+                    raise KeyboardInterrupt
+            for other in self.running:
+                other.shared = True
+            run.shared = bool(self.running)
+            self.running.append(run)
+
+    def seen(self, sampler: PeakSampler) -> None:
+        if sampler.pid_matched and not self.pids_seen:
+            with self._condition:
+                self.pids_seen = True
+                self._condition.notify_all()
+
+    def leave(self, run: Scheduled, outcome: Outcome | None) -> None:
+        with self._condition:
+            self.running.remove(run)
+            unseen = (
+                outcome is not None
+                and outcome.gpu_measurement == "device-delta"
+                and (outcome.gpu_peak_bytes or 0) >= PIDS_UNSEEN_BYTES
+            )
+            if self.measured and self.jobs > 1 and unseen and not self.pids_seen:
+                self.serial_reason = PIDS_UNSEEN
+            self._condition.notify_all()
+
+    @property
+    def jobs_in_force(self) -> int:
+        return 1 if self.serial_reason is not None else self.jobs
+
+
+@dataclass
+class Result:
+    """Every pair's outcomes in the input's order, and the jobs the run kept to."""
+
+    outcomes: list[Outcome]
+    jobs: int
+    note: str | None = None  # why it ran fewer jobs than asked, if it did
+
+
 def run_all(
-    jobs: Sequence[Job],
+    pairs: Sequence[Pair],
     options: Options,
     on_start: Callable[[str], None] = lambda script: None,
     compared: bool = False,
-) -> list[Outcome]:
-    """Run every script and its baseline. Without a GPU to sample, runs share the CPU cores;
-    with one they go one at a time, so that one script's memory never shows in another's peak.
-    Whatever the scripts leave running is ended at the end."""
-    scripts = [s for job in jobs for s in (job.baseline, job.script) if s is not None]
+) -> Result:
+    """Run every script and its baseline, up to `options.jobs` at a time, each in its own
+    process tree, and give the outcomes in the input's order whatever the finishing order.
+
+    On a measured GPU, an unfixed baseline runs alone (it reserves nearly all of the GPU, which
+    would starve its neighbours and shrink its own peak), after the fixed scripts; a script that
+    ended in error while it shared the GPU (its neighbour may have taken the memory it needed)
+    runs again alone, and that run is reported. Whatever the scripts leave running is ended at
+    the end."""
+    measured = options.gpu is not None
+    runs = [
+        Scheduled(script, alone=measured and is_baseline)
+        for pair in pairs
+        for script, is_baseline in ((pair.baseline, True), (pair.script, False))
+        if script is not None
+    ]
+    gate = Gate(max(1, options.jobs), measured)
     subreaper = process.become_subreaper()
-    sequential = options.gpu is not None
-    options = replace(options, adopt_orphans=subreaper and sequential)
+    results: list[Outcome | None] = [None] * len(runs)
 
-    def run(script: str) -> Outcome:
-        if _interrupted.is_set():
-            raise KeyboardInterrupt
-        on_start(script)
-        return run_script(script, options)
+    def run(index: int) -> Outcome:
+        item = runs[index]
+        # Orphans reparented to us count as the script's only while it is the only one running.
+        adopt = subreaper and measured and (item.alone or gate.capacity == 1 == gate.jobs)
+        outcome = None
+        try:
+            on_start(item.script)
+            outcome = run_script(item.script, replace(options, adopt_orphans=adopt), gate.seen)
+            return outcome
+        finally:
+            gate.leave(item, outcome)
 
-    workers = 1 if sequential else max(1, min(len(scripts), os.cpu_count() or 1))
+    # The fixed scripts first, then the baselines that must run alone.
+    order = sorted(range(len(runs)), key=lambda i: runs[i].alone)
     _interrupted.clear()
-    pool = ThreadPoolExecutor(max_workers=workers)
+    pool = ThreadPoolExecutor(max_workers=gate.jobs)
     try:
-        results = list(pool.map(run, scripts))
+        futures = {}
+        for index in order:
+            gate.enter(runs[index])
+            futures[index] = pool.submit(run, index)
+        for index, future in futures.items():
+            results[index] = future.result()
+        for index, outcome in enumerate(results):
+            item = runs[index]
+            if measured and item.shared and outcome is not None and outcome.verdict == "error":
+                item.alone, item.shared = True, False
+                gate.enter(item)
+                results[index] = run(index)
     except KeyboardInterrupt:
         _interrupted.set()
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         process.end_leftovers()
-    by_script = iter(results)
+    done = iter(results)
     outcomes = []
-    for job in jobs:
-        baseline = next(by_script) if job.baseline is not None else None
-        outcome = next(by_script)
+    for pair in pairs:
+        baseline = next(done) if pair.baseline is not None else None
+        outcome = next(done)
+        assert outcome is not None
         outcome.baseline = baseline
         outcome.compared = compared
         outcomes.append(outcome)
-    return outcomes
+    return Result(outcomes, gate.jobs_in_force, gate.serial_reason)
