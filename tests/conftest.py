@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,10 +18,41 @@ from tfmemlint.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+# The suite starts hundreds of Pythons: let them cache the package's bytecode, whatever the shell
+# says (each would compile every module of tfmemlint again).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 BEFORE = FIXTURES / "before"
 AFTER = FIXTURES / "after"
 # Single-file fixtures, and the files of multi-module ones (folders: a project, issue 15).
 FIXTURE_NAMES = sorted(p.relative_to(BEFORE).as_posix() for p in BEFORE.rglob("*.py"))
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """With `-p no:xdist`, the option that pyproject.toml's addopts give xdist is accepted and
+    does nothing, so the suite runs serially in one process."""
+    if not pluginmanager.has_plugin("xdist"):
+        group = parser.getgroup("xdist", "stand-ins while xdist is off (-p no:xdist)")
+        group.addoption("--numprocesses", default=None, help="ignored: xdist is off")
+
+
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """A folder that `build` fills once per run, however many xdist workers ask for it: the
+    first builds it under a lock in the folder all workers share, the others wait and read it.
+    A build that fails leaves nothing, so the next one tries again."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the workers' basetemps sit side by side in one run's folder
+    folder, done = root / f"shared-{name}", root / f"shared-{name}.done"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
 
 
 def fixture_scripts(root: Path) -> list[Path]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, built_once, run_cli
 from tfmemlint import config
 from tfmemlint.model import DOCS_URL
 from tfmemlint.rules import ALL_RULES
@@ -36,12 +36,16 @@ def _mkdocs_build(project: Path, site: Path) -> subprocess.CompletedProcess[str]
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    site = tmp_path_factory.mktemp("site")
-    result = _mkdocs_build(ROOT, site)
-    assert result.returncode == 0, result.stderr[-4000:]
-    return site
+    """The site, built once for all workers."""
+
+    def build(folder: Path) -> None:
+        result = _mkdocs_build(ROOT, folder / "site")
+        assert result.returncode == 0, result.stderr[-4000:]
+
+    return built_once(tmp_path_factory, "site", build) / "site"
 
 
+@pytest.mark.slow
 def test_the_site_has_every_page_and_a_search_index(site: Path) -> None:
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     for page in re.findall(r":\s+(\S+\.md)$", nav, re.M):
@@ -60,6 +64,7 @@ def test_the_site_has_every_page_and_a_search_index(site: Path) -> None:
         assert f"rules/{rule.code.lower()}/" in locations, rule.code
 
 
+@pytest.mark.slow
 def test_every_rule_has_its_page_at_the_address_findings_link_to(site: Path) -> None:
     rule_index = (site / "rules" / "index.html").read_text(encoding="utf-8")
     for rule in ALL_RULES:
@@ -82,6 +87,7 @@ def test_the_base_url_is_chosen_once() -> None:
     assert f'Documentation = "{DOCS_URL}"' in pyproject
 
 
+@pytest.mark.slow
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     """The build is strict: what a test of the real site relies on."""
     project = tmp_path / "project"
@@ -119,6 +125,7 @@ def test_the_documented_options_are_the_cli_options(command: str, page: Path, he
     assert _documented_options(page, header) == _long_options(result.stdout)
 
 
+@pytest.mark.slow
 def test_the_configuration_reference_is_the_keys_the_code_reads(site: Path, tmp_path: Path) -> None:
     assert {setting.key for setting in config.SETTINGS} == config.KEYS
     reference = (site / "configuration" / "index.html").read_text(encoding="utf-8")

@@ -70,6 +70,7 @@ def _is_subsequence(small: str, big: str) -> bool:
     return all(char in characters for char in small)
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(session_programs())
 def test_fix_keeps_every_byte_and_settles(source: str) -> None:

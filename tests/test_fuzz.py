@@ -22,6 +22,8 @@ from tfmemlint import file_check
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.settings import Settings
 
+pytestmark = pytest.mark.slow  # the fuzzers
+
 EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))
 IMPORT = "import tensorflow.compat.v1 as _tf\n"
 GROWTH = "config=_tf.ConfigProto(gpu_options=_tf.GPUOptions(allow_growth=True))"

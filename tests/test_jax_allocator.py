@@ -187,6 +187,7 @@ def _jaxlib_reads(**settings: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("variable", "value", "reported"),
     [
@@ -221,6 +222,7 @@ def test_a_value_that_means_no_is_fixed_in_its_own_quotes() -> None:
     assert fixed(source) == "import os\n\nos.environ['XLA_PYTHON_CLIENT_PREALLOCATE'] = 'false'\n"
 
 
+@pytest.mark.slow
 def test_both_fraction_variables_are_an_error() -> None:
     source = (
         'import os\n\nos.environ["XLA_CLIENT_MEM_FRACTION"] = ".5"\n'
@@ -264,6 +266,7 @@ def test_an_env_line_in_a_cell_after_jax_started_is_too_late(tmp_path: Path) -> 
 
 
 # -- the programs, run -----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_fixed_jax_programs_run_and_jax_reads_the_setting(tmp_path: Path) -> None:
     pytest.importorskip("jax")
     script = tmp_path / "train.py"

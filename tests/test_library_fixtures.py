@@ -76,6 +76,7 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_after_runs_where_its_packages_are_installed(name: str, tmp_path: Path) -> None:
     missing = sorted(m for m in _imports(AFTER / name) if importlib.util.find_spec(m) is None)

@@ -11,22 +11,27 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, built_once
+
+pytestmark = pytest.mark.slow  # builds of the sdist and the wheel
 
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist and the wheel, built once for all workers (a build writes into the checkout)."""
     pytest.importorskip("build", reason="build is in the test extra")
-    out = tmp_path_factory.mktemp("dist")
-    # --no-isolation: the test extra holds the backend, and a test never needs the network
-    built = subprocess.run(
-        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    return out
+
+    def build(out: Path) -> None:
+        # --no-isolation: the test extra holds the backend, and a test never needs the network
+        built = subprocess.run(
+            [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+
+    return built_once(tmp_path_factory, "dist", build)
 
 
 def test_twine_accepts_the_sdist_and_the_wheel(dist: Path) -> None:

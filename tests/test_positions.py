@@ -60,6 +60,7 @@ def test_spans_match_the_position_provider_on_real_files() -> None:
     assert compared > 100
 
 
+@pytest.mark.slow
 @GENERATED_PROGRAMS
 @given(hypothesmith.from_grammar())
 def test_spans_match_the_position_provider_on_generated_programs(program: str) -> None:

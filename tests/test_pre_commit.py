@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow  # a real pre-commit
+
 BARE = "import tensorflow.compat.v1 as tf\nsess = tf.Session()\n"
 
 

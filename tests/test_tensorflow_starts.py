@@ -181,6 +181,7 @@ def test_a_notebook_env_line_after_keras_is_reported_and_chooses_nothing(tmp_pat
     assert "TFM206" not in again_result.stdout and "TFM205" in again_result.stdout
 
 
+@pytest.mark.slow
 def test_keras_really_ignores_a_backend_set_after_its_import(tmp_path: Path) -> None:
     """What TFM206 rests on, seen in a real process."""
     script = tmp_path / "late.py"
@@ -510,6 +511,7 @@ def test_compat_v1_without_graph_mode_runs_eagerly_and_is_fixed_in_its_own_spell
     assert codes(placeholder) == []
 
 
+@pytest.mark.slow
 def test_compat_v1_eager_program_runs_fixed(tmp_path: Path) -> None:
     pytest.importorskip("tensorflow")
     source = "import tensorflow.compat.v1 as tf\n\n\ndef main():\n    print(tf.ones([2]))\n" + MAIN

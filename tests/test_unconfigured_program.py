@@ -288,6 +288,7 @@ def test_a_notebook_is_fixed_in_the_cell_that_imports_tensorflow(tmp_path: Path)
     assert after["cells"][1]["source"] == ["tf.ones([1])"]
 
 
+@pytest.mark.slow
 def test_the_tf1_only_names_are_missing_from_tf2s_top_level() -> None:
     """TFM205 takes a module that spells one of them for TF1 code: each must be a name TF2's
     top level lacks and TF1's has (tf.compat.v1 stands in for TF1; contrib left both)."""
@@ -299,6 +300,7 @@ def test_the_tf1_only_names_are_missing_from_tf2s_top_level() -> None:
     assert [n for n in TF1_ONLY_NAMES if not hasattr(tf.compat.v1, n)] == ["contrib"]
 
 
+@pytest.mark.slow
 def test_the_apis_the_rules_name_exist_in_tensorflow() -> None:
     """Every runtime-starting and configuring API the rules know is a real TF2 name."""
     import tensorflow as tf

@@ -6,14 +6,17 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
+import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import AFTER, BEFORE, fixture_scripts, run_cli
+from tests.conftest import AFTER, BEFORE, built_once, fixture_scripts, run_cli
 from tfmemlint.verify.simulated_gpus import (
     PHYSICAL_AFTER_INIT,
     VIRTUAL_AFTER_INIT,
@@ -58,17 +61,50 @@ def verify(*args: str, cwd: Path | None = None, timeout: float = 540):
     return result, (json.loads(result.stdout) if result.stdout.strip() else None)
 
 
-# Every fixture, twice with --baseline, each a process that imports TensorFlow: about five
-# minutes on two idle cores, nearly ten on a busy machine. The hang guard leaves room for that,
-# and so does pytest-timeout for the tests that set the run up (fixture included).
+# Every fixed fixture, and the unfixed counterpart of each that fixing changed, each a process
+# that imports TensorFlow: the suite's one run of them, shared by every worker. The
+# hang guard leaves room for a busy machine, and so does pytest-timeout for the tests that set
+# the run up (fixture included).
 FIXTURES_RUN_S = 1500
 fixture_run_timeout = pytest.mark.timeout(FIXTURES_RUN_S + 120)
 
 
+def on_the_fixtures_run(test):
+    """A test of the one run of the fixtures: slow, with room for the run."""
+    return pytest.mark.slow(fixture_run_timeout(test))
+
+
+@dataclass
+class FixturesRun:
+    result: subprocess.CompletedProcess
+    document: dict
+    baseline: Path  # the unfixed scripts that ran: those that fixing changed
+
+
 @pytest.fixture(scope="module")
-def fixtures_verified():
+def fixtures_verified(tmp_path_factory: pytest.TempPathFactory) -> FixturesRun:
+    """`verify --baseline` over every fixed script, once for all workers. An unfixed script that
+    fixing left byte for byte as it was (with its packages) is the same program as its fixed one,
+    so it runs once."""
     pytest.importorskip("tensorflow")
-    return verify("--baseline", str(BEFORE), str(AFTER), timeout=FIXTURES_RUN_S)
+
+    def run(folder: Path) -> None:
+        baseline = folder / "before"
+        shutil.copytree(BEFORE, baseline)
+        for script in fixture_scripts(baseline):
+            if not _changed(script.relative_to(baseline).as_posix()):
+                script.unlink()
+        result, _ = verify("--baseline", str(baseline), str(AFTER), timeout=FIXTURES_RUN_S)
+        kept = {"returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr}
+        (folder / "run.json").write_text(json.dumps(kept))
+
+    folder = built_once(tmp_path_factory, "fixtures-verified", run)
+    kept = json.loads((folder / "run.json").read_text())
+    result = subprocess.CompletedProcess(
+        ["verify"], kept["returncode"], kept["stdout"], kept["stderr"]
+    )
+    document = json.loads(result.stdout) if result.stdout.strip() else None
+    return FixturesRun(result, document, folder / "before")
 
 
 # The TF2 scripts: without a GPU, verify runs them on simulated GPUs (2 by default), and they
@@ -118,12 +154,15 @@ UNOBSERVED = "eager runtime started with default options: it preallocates"
 SIMULATED_PASS = "configured before use, on 2 simulated GPUs: GPU:0 growth, GPU:1 growth"
 
 
-@fixture_run_timeout
-def test_every_fixed_fixture_passes_with_its_settings_recorded(fixtures_verified) -> None:
-    result, document = fixtures_verified
+@on_the_fixtures_run
+def test_every_fixed_fixture_runs_and_passes_with_its_settings_recorded(
+    fixtures_verified: FixturesRun,
+) -> None:
+    result, document = fixtures_verified.result, fixtures_verified.document
     assert document["gpu"] is None  # this machine has no GPU
     assert result.returncode == 0, result.stderr
     by_name = {Path(r["script"]).relative_to(AFTER).as_posix(): r for r in document["results"]}
+    # Every fixed script ran under TensorFlow, to its end.
     assert sorted(by_name) == [p.relative_to(AFTER).as_posix() for p in fixture_scripts(AFTER)]
     for name, outcome in by_name.items():
         assert outcome["exit_code"] == 0, (name, outcome)
@@ -196,13 +235,17 @@ def _changed(script: str) -> bool:
     )
 
 
-@fixture_run_timeout
-def test_every_changed_before_script_is_not_memory_aware(fixtures_verified) -> None:
-    _, document = fixtures_verified
+@on_the_fixtures_run
+def test_every_changed_before_script_is_not_memory_aware(fixtures_verified: FixturesRun) -> None:
+    document = fixtures_verified.document
     for outcome in document["results"]:
         name = Path(outcome["script"]).relative_to(AFTER).as_posix()
         baseline = outcome["baseline"]
-        assert Path(baseline["script"]).relative_to(BEFORE).as_posix() == name
+        if not _changed(name):  # the same program as `outcome`, which passed
+            assert baseline is None, name
+            assert outcome["memory_aware"] is True and outcome["verdict"] == "pass", name
+            continue
+        assert Path(baseline["script"]).relative_to(fixtures_verified.baseline).as_posix() == name
         assert set(baseline) == RESULT_FIELDS
         if name in MISUSE:  # the error TensorFlow raises, marked as simulated
             assert baseline["verdict"] == "fail", baseline
@@ -225,9 +268,9 @@ def test_every_changed_before_script_is_not_memory_aware(fixtures_verified) -> N
         assert baseline["verdict"] == ("fail" if changed else "pass"), name
 
 
-@fixture_run_timeout
-def test_json_shape(fixtures_verified) -> None:
-    _, document = fixtures_verified
+@on_the_fixtures_run
+def test_json_shape(fixtures_verified: FixturesRun) -> None:
+    document = fixtures_verified.document
     assert set(document) == {"gpu", "jobs", "results"}
     assert document["jobs"] == (os.cpu_count() or 1)
     for outcome in document["results"]:
@@ -238,6 +281,7 @@ def test_json_shape(fixtures_verified) -> None:
         assert set(outcome["jax_environment"]) == JAX_VARIABLES
 
 
+@pytest.mark.slow
 def test_table_shows_before_and_after(tmp_path: Path) -> None:
     pytest.importorskip("tensorflow")
     name = "bare_session.py"
@@ -255,6 +299,7 @@ def _script(tmp_path: Path, name: str, body: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_unfixed_script_fails_and_exits_1(tmp_path: Path) -> None:
     pytest.importorskip("tensorflow")
     script = _script(tmp_path, "bare.py", (BEFORE / "bare_session.py").read_text())
@@ -477,6 +522,7 @@ def test_the_probe_keeps_python_semantics(tmp_path: Path) -> None:
     assert result.returncode == 0, document["results"][0]
 
 
+@pytest.mark.slow
 def test_settings_the_probe_must_not_miss(tmp_path: Path) -> None:
     """One real TensorFlow run per case, all in one verify call."""
     pytest.importorskip("tensorflow")
@@ -530,6 +576,7 @@ def test_settings_the_probe_must_not_miss(tmp_path: Path) -> None:
     } in forced
 
 
+@pytest.mark.slow
 def test_what_the_guest_and_jax_fixes_set_is_read_from_the_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -652,6 +699,7 @@ CONTEXT_MESSAGES = (
 )
 
 
+@pytest.mark.slow
 def test_simulated_messages_are_the_installed_tensorflows() -> None:
     """Each message the simulation raises stands, word for word, in the installed TensorFlow's
     context.py, inside a `raise` of the same exception type."""
@@ -694,6 +742,7 @@ def _simulation(count: int):
     return simulated
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "steps",
     [
@@ -762,6 +811,7 @@ def test_simulation_agrees_with_tensorflow(steps: list[str]) -> None:
         assert (device["memory_limit_mb"] or []) == expected
 
 
+@pytest.mark.slow
 def test_simulated_gpus_behave_as_tensorflow_where_the_cpu_build_can_show_it(
     tmp_path: Path,
 ) -> None:
@@ -832,6 +882,7 @@ def test_simulated_gpus_behave_as_tensorflow_where_the_cpu_build_can_show_it(
     assert outcome["verdict"] == "pass" and outcome["reason"].startswith(SIMULATED_PASS)
 
 
+@pytest.mark.slow
 def test_simulated_gpus_judge_each_device(tmp_path: Path) -> None:
     """One real run per case, all in one verify call, on 2 simulated GPUs (3 for one call)."""
     pytest.importorskip("tensorflow")

@@ -203,7 +203,7 @@ def test_scripts_that_never_use_the_gpu_prove_nothing_and_run_one_at_a_time(
         scripts.add(name, size=0, hold=0.5)
     result = runner.run_all(_pairs(scripts.folder), _on_gpu(ChildrenNvml(scripts.gpu), jobs=2))
     assert not scripts.overlapped("a.py", "b.py")
-    assert (result.jobs, result.note) == (2, None)
+    assert (result.jobs, result.note) == (1, runner.PIDS_NEVER_SHOWN)
 
 
 def test_on_a_gpu_baselines_run_alone_after_the_fixed_scripts(

@@ -31,7 +31,11 @@ TREE_REFRESH_POLLS = 5
 PIDS_UNSEEN_BYTES = 64 * 1024**2
 PIDS_UNSEEN = (
     "NVML lists GPU processes by pids this machine does not show (a container?), so one "
-    "script's peak cannot be told from another's: scripts run one at a time"
+    "script's peak cannot be told from another's: scripts ran one at a time"
+)
+PIDS_NEVER_SHOWN = (
+    "no script's pids showed in NVML's process list (none used the GPU?), so one script's peak "
+    "could not be told from another's: scripts ran one at a time"
 )
 # Set on Ctrl-C: every running script's tree is ended at once, and no new script starts.
 _interrupted = threading.Event()
@@ -302,8 +306,11 @@ class Gate:
             self._condition.notify_all()
 
     @property
-    def jobs_in_force(self) -> int:
-        return 1 if self.serial_reason is not None else self.jobs
+    def serial_note(self) -> str | None:
+        """Why the scripts ran one at a time though more jobs were asked for, if they did."""
+        if self.serial_reason is None and not self.pids_seen:
+            return PIDS_NEVER_SHOWN
+        return self.serial_reason
 
 
 @dataclass
@@ -343,7 +350,7 @@ def run_all(
     def run(index: int) -> Outcome:
         item = runs[index]
         # Orphans reparented to us count as the script's only while it is the only one running.
-        adopt = subreaper and measured and (item.alone or gate.capacity == 1 == gate.jobs)
+        adopt = subreaper and measured and (item.alone or gate.jobs == 1)
         outcome = None
         try:
             on_start(item.script)
@@ -384,4 +391,5 @@ def run_all(
         outcome.baseline = baseline
         outcome.compared = compared
         outcomes.append(outcome)
-    return Result(outcomes, gate.jobs_in_force, gate.serial_reason)
+    note = gate.serial_note
+    return Result(outcomes, 1 if note is not None else gate.jobs, note)
