@@ -95,10 +95,12 @@ class ChildrenNvml:
         self.pid_offset = pid_offset
 
     def _held(self) -> dict[int, int]:
+        """What each live process holds (a process that was killed frees its memory)."""
         held = {}
         for entry in self.folder.iterdir():
             try:
-                held[int(entry.name)] = int(entry.read_text() or 0)
+                if Path(f"/proc/{entry.name}").exists():
+                    held[int(entry.name)] = int(entry.read_text() or 0)
             except (OSError, ValueError):
                 continue  # being written or removed: the next poll sees it
         return held
@@ -118,6 +120,10 @@ def _on_gpu(nvml: ChildrenNvml, jobs: int) -> runner.Options:
     return runner.Options(timeout_s=60, gpu=gpu, nvml=nvml, jobs=jobs)
 
 
+# Without a GPU, whatever this machine has: the CLI tests are about the CPU's defaults.
+NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
+
+
 def _pairs(folder: Path, baseline: Path | None = None) -> list[runner.Pair]:
     planned = runner.plan([str(folder)], str(baseline) if baseline else None)
     return [pair for pair in planned if isinstance(pair, runner.Pair)]
@@ -128,7 +134,9 @@ def test_jobs_run_side_by_side_and_report_in_the_input_order(scripts: Scripts) -
     scripts.add("a_slow.py", hold=3.0)
     scripts.add("b_quick.py", hold=0.5)
     scripts.add("c_quick.py", hold=0.5)
-    result = run_cli("verify", "--output-format", "json", "--jobs", "3", str(scripts.folder))
+    result = run_cli(
+        "verify", "--output-format", "json", "--jobs", "3", str(scripts.folder), env=NO_GPU
+    )
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["jobs"] == 3
@@ -139,13 +147,16 @@ def test_jobs_run_side_by_side_and_report_in_the_input_order(scripts: Scripts) -
     ]
     assert scripts.overlapped("a_slow.py", "b_quick.py")
     assert scripts.overlapped("a_slow.py", "c_quick.py")
+    assert scripts.overlapped("b_quick.py", "c_quick.py")  # three at once, not two
     assert scripts.span("b_quick.py")[1] < scripts.span("a_slow.py")[1]
 
 
 def test_one_job_runs_one_script_at_a_time(scripts: Scripts) -> None:
     for name in ("a.py", "b.py", "c.py"):
         scripts.add(name, hold=0.3)
-    result = run_cli("verify", "--output-format", "json", "-j", "1", str(scripts.folder))
+    result = run_cli(
+        "verify", "--output-format", "json", "-j", "1", str(scripts.folder), env=NO_GPU
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["jobs"] == 1
     for a, b in (("a.py", "b.py"), ("b.py", "c.py"), ("a.py", "c.py")):
@@ -164,7 +175,7 @@ def test_the_default_is_one_job_per_core_without_a_gpu_and_one_on_a_gpu(
     scripts: Scripts,
 ) -> None:
     scripts.add("a.py", hold=0)
-    result = run_cli("verify", "--output-format", "json", str(scripts.folder))
+    result = run_cli("verify", "--output-format", "json", str(scripts.folder), env=NO_GPU)
     assert json.loads(result.stdout)["jobs"] == (os.cpu_count() or 1)
     gpu = Gpu("Fake GPU", 0, "GPU-fake", 1, "GPU-fake")
     assert runner.default_jobs(gpu) == 1
@@ -181,6 +192,55 @@ def test_on_a_shared_gpu_each_script_gets_its_own_peak(scripts: Scripts) -> None
     # a's pids were seen in NVML's list while it ran alone; then the rest shared the GPU.
     for a, b in (("a.py", "b.py"), ("b.py", "c.py"), ("c.py", "d.py"), ("b.py", "d.py")):
         assert scripts.overlapped(a, b), (a, b)
+
+
+def test_a_script_none_of_whose_pids_nvml_lists_held_nothing_beside_others(
+    scripts: Scripts,
+) -> None:
+    """Once NVML has listed this machine's pids, a script that shared the GPU and had none
+    listed held nothing: the device's rise while it ran was its neighbours'."""
+    scripts.add("a.py", size=300 * MIB, hold=0.5)  # runs alone until its pids are listed
+    scripts.add("b.py", size=3 * 1024 * MIB, hold=2.0)
+    scripts.add("c_cpu_only.py", size=0, hold=1.5)
+    result = runner.run_all(_pairs(scripts.folder), _on_gpu(ChildrenNvml(scripts.gpu), jobs=2))
+    assert scripts.overlapped("b.py", "c_cpu_only.py")
+    peaks = {Path(o.script).name: (o.gpu_peak_bytes, o.gpu_measurement) for o in result.outcomes}
+    assert peaks["c_cpu_only.py"] == (0, "pid")
+    assert peaks["b.py"] == (3 * 1024 * MIB, "pid")
+
+
+DAEMON = """\
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(os.path.join({gpu!r}, str(os.getpid())), "w") as out:
+            out.write(str(2 * 1024**3))
+        time.sleep(60)
+    os._exit(0)
+os.wait()
+time.sleep(1.0)
+"""
+
+
+def test_what_a_shared_script_left_behind_is_ended_before_a_script_runs_alone(
+    scripts: Scripts, tmp_path: Path
+) -> None:
+    """A daemon that escaped a fixed script's tree on a shared GPU never counts in the peak of
+    the baseline that runs alone after it."""
+    (scripts.folder / "after").mkdir()
+    (scripts.folder / "after" / "x.py").write_text(DAEMON.format(gpu=str(scripts.gpu)))
+    scripts.add("after/y.py", size=100 * MIB, hold=1.0)
+    before = Scripts(tmp_path / "before", scripts.log, scripts.gpu)
+    before.folder.mkdir()
+    before.add("before/x.py", size=0, hold=0.5)
+    result = runner.run_all(
+        _pairs(scripts.folder / "after", before.folder / "before"),
+        _on_gpu(ChildrenNvml(scripts.gpu), jobs=2),
+        compared=True,
+    )
+    [x, _] = result.outcomes
+    assert x.baseline is not None and x.baseline.gpu_peak_bytes == 0
 
 
 def test_where_nvml_lists_other_pids_scripts_run_one_at_a_time(scripts: Scripts) -> None:
@@ -212,8 +272,8 @@ def test_on_a_gpu_baselines_run_alone_after_the_fixed_scripts(
     before = Scripts(tmp_path / "before", scripts.log, scripts.gpu)
     before.folder.mkdir()
     for name in ("a.py", "b.py"):
-        scripts.add(f"after/{name}", size=200 * MIB, hold=1.0)
         before.add(f"before/{name}", size=70 * 1024 * MIB, hold=0.5)
+        scripts.add(f"after/{name}", size=200 * MIB, hold=1.5)
     result = runner.run_all(
         _pairs(scripts.folder / "after", before.folder / "before"),
         _on_gpu(ChildrenNvml(scripts.gpu), jobs=2),

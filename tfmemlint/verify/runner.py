@@ -136,9 +136,12 @@ def run_script(
     script: str,
     options: Options,
     on_sample: Callable[[PeakSampler], None] = lambda sampler: None,
+    pids_listed: Callable[[], bool] = lambda: False,
 ) -> Outcome:
     """Run one script to its end, or its timeout. `on_sample` sees the sampler after each poll
-    of the GPU."""
+    of the GPU. `pids_listed`, asked at the end: whether NVML is known to list this machine's
+    pids while the script shared the GPU, so that a script none of whose pids it listed held
+    nothing (the device's rise is its neighbours')."""
     outcome = Outcome(script)
     with tempfile.TemporaryDirectory(prefix="tfmemlint-verify-") as work:
         report_path = os.path.join(work, "report.json")
@@ -189,7 +192,9 @@ def run_script(
             outcome.simulated_gpus = simulated["count"]
             start = simulated.get("at_runtime_start")
             outcome.simulated_devices = start["devices"] if start else None
-    if sampler is not None:
+    if sampler is not None and not sampler.pid_matched and pids_listed():
+        outcome.gpu_peak_bytes, outcome.gpu_measurement = 0, "pid"
+    elif sampler is not None:
         outcome.gpu_peak_bytes = sampler.peak_bytes
         outcome.gpu_measurement = sampler.method
     total = options.gpu.total_bytes if options.gpu else None
@@ -247,7 +252,7 @@ def is_package_module(path: str) -> bool:
     return os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py"))
 
 
-@dataclass
+@dataclass(eq=False)
 class Scheduled:
     """One script's place in the run."""
 
@@ -268,24 +273,27 @@ class Gate:
         self.pids_seen = not measured or jobs == 1
         self.serial_reason: str | None = None
         self.running: list[Scheduled] = []
+        self.stopping = threading.Event()  # a script's run failed: start no more
         self._condition = threading.Condition()
 
     @property
     def capacity(self) -> int:
         return self.jobs if self.pids_seen and self.serial_reason is None else 1
 
-    def enter(self, run: Scheduled) -> None:
+    def enter(self, run: Scheduled) -> bool:
+        """Wait for `run`'s turn; False when the run is being stopped instead."""
         with self._condition:
             while self.running and (
                 run.alone or len(self.running) >= self.capacity or self.running[0].alone
             ):
                 self._condition.wait(timeout=0.2)
-                if _interrupted.is_set():
-                    raise KeyboardInterrupt
+                if self.stopping.is_set():
+                    return False
             for other in self.running:
                 other.shared = True
             run.shared = bool(self.running)
             self.running.append(run)
+            return True
 
     def seen(self, sampler: PeakSampler) -> None:
         if sampler.pid_matched and not self.pids_seen:
@@ -305,10 +313,9 @@ class Gate:
                 self.serial_reason = PIDS_UNSEEN
             self._condition.notify_all()
 
-    @property
-    def serial_note(self) -> str | None:
+    def serial_note(self, scripts: int) -> str | None:
         """Why the scripts ran one at a time though more jobs were asked for, if they did."""
-        if self.serial_reason is None and not self.pids_seen:
+        if self.serial_reason is None and not self.pids_seen and scripts > 1:
             return PIDS_NEVER_SHOWN
         return self.serial_reason
 
@@ -349,13 +356,27 @@ def run_all(
 
     def run(index: int) -> Outcome:
         item = runs[index]
-        # Orphans reparented to us count as the script's only while it is the only one running.
-        adopt = subreaper and measured and (item.alone or gate.jobs == 1)
+        # Orphans reparented to us count as the script's only while it is the only one running
+        # for good; what earlier scripts left behind is ended first, so it never counts.
+        alone_for_good = item.alone or gate.jobs == 1 or gate.serial_reason is not None
+        adopt = subreaper and measured and alone_for_good
         outcome = None
         try:
+            if _interrupted.is_set():
+                raise KeyboardInterrupt
+            if adopt:
+                process.end_leftovers()
             on_start(item.script)
-            outcome = run_script(item.script, replace(options, adopt_orphans=adopt), gate.seen)
+            outcome = run_script(
+                item.script,
+                replace(options, adopt_orphans=adopt),
+                gate.seen,
+                lambda: item.shared and gate.pids_seen,
+            )
             return outcome
+        except BaseException:
+            gate.stopping.set()
+            raise
         finally:
             gate.leave(item, outcome)
 
@@ -366,22 +387,27 @@ def run_all(
     try:
         futures = {}
         for index in order:
-            gate.enter(runs[index])
+            if not gate.enter(runs[index]):
+                break
             futures[index] = pool.submit(run, index)
         for index, future in futures.items():
             results[index] = future.result()
         for index, outcome in enumerate(results):
             item = runs[index]
-            if measured and item.shared and outcome is not None and outcome.verdict == "error":
+            # A timeout is the script's own: it would only take its whole time again.
+            crashed = outcome is not None and outcome.exit_code is not None
+            if measured and item.shared and crashed and outcome.verdict == "error":
                 item.alone, item.shared = True, False
                 gate.enter(item)
                 results[index] = run(index)
-    except KeyboardInterrupt:
-        _interrupted.set()
+    except BaseException:
+        _interrupted.set()  # the running scripts end now, whatever stopped the run
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        process.end_leftovers()
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            process.end_leftovers()
     done = iter(results)
     outcomes = []
     for pair in pairs:
@@ -391,5 +417,5 @@ def run_all(
         outcome.baseline = baseline
         outcome.compared = compared
         outcomes.append(outcome)
-    note = gate.serial_note
+    note = gate.serial_note(len(runs))
     return Result(outcomes, 1 if note is not None else gate.jobs, note)
