@@ -269,7 +269,6 @@ class Gate:
 
     def __init__(self, jobs: int, measured: bool) -> None:
         self.jobs = jobs
-        self.measured = measured
         self.pids_seen = not measured or jobs == 1
         self.serial_reason: str | None = None
         self.running: list[Scheduled] = []
@@ -309,7 +308,7 @@ class Gate:
                 and outcome.gpu_measurement == "device-delta"
                 and (outcome.gpu_peak_bytes or 0) >= PIDS_UNSEEN_BYTES
             )
-            if self.measured and self.jobs > 1 and unseen and not self.pids_seen:
+            if unseen and not self.pids_seen:  # only measured runs of jobs > 1 wait for pids
                 self.serial_reason = PIDS_UNSEEN
             self._condition.notify_all()
 
