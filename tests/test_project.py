@@ -145,6 +145,24 @@ def test_what_is_not_tensorflow_is_never_a_finding(tmp_path: Path, files: dict[s
     assert [f for f in findings(root) if str(f["code"]).startswith("TFM1")] == []
 
 
+@pytest.mark.parametrize("marker", ["pyproject.toml", "setup.py", "setup.cfg"])
+def test_a_project_without_git_is_rooted_at_its_packaging_file(tmp_path: Path, marker: str) -> None:
+    """As unpacked from an sdist or copied without `.git`: the nearest folder holding a
+    packaging file is the root, so a script in a plain folder still reaches the project's
+    package. Without one, the script's own folder is all there is."""
+    root = tmp_path / "unpacked"
+    files = {**COMPAT, "scripts/run.py": f"from mypkg.compat import tfv1 as tf\n\n{BARE}\n"}
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    assert not any((folder / ".git").exists() for folder in (root, *root.parents))
+    assert findings(root / "scripts") == []
+    (root / marker).write_text("")
+    found = findings(root / "scripts")
+    assert where(found) == [("run.py", 3, "TFM101")]
+    assert "through `mypkg/compat.py`" in str(found[0]["message"])
+
+
 def test_imports_are_looked_for_up_to_the_repository_root_only(tmp_path: Path) -> None:
     (tmp_path / "compat.py").write_text("import tensorflow as tf\n")  # outside the repository
     root = project(tmp_path / "repo", {"scripts/use.py": f"from compat import tf\n{BARE}\n"})

@@ -3,9 +3,10 @@ their bytes, read once per run, each with the file it was read from as a depende
 
 - An absolute import (`mypkg.compat`) is looked for in the importing file's folder or one of its
   ancestors that is not itself a package, up to the project's root: the nearest folder that holds
-  `.git` or the run's configuration file, or else the folder that holds the file's outermost
-  package; then in the root's `src` folder; then, where the caller asks, in the installed
-  packages.
+  `.git` or the run's configuration file; else, as in a project unpacked from an sdist or copied
+  without its history, the nearest that holds `pyproject.toml`, `setup.py` or `setup.cfg`; else
+  the folder that holds the file's outermost package. Then in the root's `src` folder; then,
+  where the caller asks, in the installed packages.
 - A relative import (`..compat`) is looked for in the importing file's package.
 
 Where a module was looked for and not found counts as a dependency too, so that a cached result
@@ -27,6 +28,8 @@ from tfmemlint.model import Dependency
 Deps = frozenset[Dependency]
 NOTHING: Deps = frozenset()
 _MARKERS = (".git",)
+# A project's root where no git marks it (ruff finds a project by its pyproject.toml the same way).
+_PACKAGING_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 
 
 class ModuleFiles:
@@ -40,6 +43,8 @@ class ModuleFiles:
         self._search: dict[str, tuple[str, ...]] = {}
         self._installed_folders: dict[str, str | None] = {}
         self._roots: dict[str, str] = {}
+        # Per folder without git: where a packaging file would move its root, were one there.
+        self._unrooted: dict[str, Deps] = {}
         self._files: dict[str, bool] = {}
         self._dirs: dict[str, bool] = {}
 
@@ -69,7 +74,21 @@ class ModuleFiles:
             ):
                 break
             parent = os.path.dirname(current)
-            if parent == current:  # no root marker: up to the folder of the outermost package
+            if parent == current:  # no git: the nearest packaging file, or the outermost package
+                packaged = next(
+                    (
+                        index
+                        for index, candidate in enumerate(dirs)
+                        if any(self._isfile(os.path.join(candidate, m)) for m in _PACKAGING_MARKERS)
+                    ),
+                    len(dirs),
+                )
+                self._unrooted[folder] = self.missing(
+                    *(os.path.join(d, m) for d in dirs[:packaged] for m in _PACKAGING_MARKERS)
+                )
+                if packaged < len(dirs):
+                    dirs = dirs[: packaged + 1]
+                    break
                 outermost = folder
                 while self._isfile(os.path.join(outermost, "__init__.py")):
                     outermost = os.path.dirname(outermost)
@@ -195,10 +214,11 @@ class ModuleFiles:
     def _absent(self, top: str, importer: str) -> Deps:
         """Where the project module `top` would have been for `importer`: so that a cached
         result goes when one appears there."""
-        return self.missing(
+        searched = self._search_dirs(os.path.dirname(importer))
+        return self._unrooted.get(os.path.dirname(importer), NOTHING) | self.missing(
             *(
                 path
-                for folder in self._search_dirs(os.path.dirname(importer))
+                for folder in searched
                 for path in (os.path.join(folder, top + ".py"), os.path.join(folder, top))
             )
         )
