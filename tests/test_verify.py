@@ -369,6 +369,61 @@ def test_crash_timeout_and_escaped_children_are_all_ended(tmp_path: Path) -> Non
     assert not [pid for pid in recorded if _alive(pid)]
 
 
+def test_a_script_that_fails_says_why_in_its_exceptions_words(tmp_path: Path) -> None:
+    """The reason ends with the line that names what ended the script, as Python prints it."""
+    absent = "tfmemlint_no_such_package"
+    cases = {
+        "missing.py": (
+            f"import {absent}.sub\n",
+            f"ModuleNotFoundError: No module named '{absent}'",
+        ),
+        "raises.py": ("raise ValueError('bad shape\\nsecond line')\n", "ValueError: bad shape"),
+        "message.py": (
+            "import sys\nsys.exit('no config at ./train.yaml')\n",
+            "no config at ./train.yaml",
+        ),
+        "syntax.py": ("compile('x = (', 'in.py', 'exec')\n", "SyntaxError: '(' was never closed"),
+    }
+    for name, (body, _) in cases.items():
+        _script(tmp_path, name, body)
+    _script(tmp_path, "status.py", "raise SystemExit(4)\n")
+    result, document = verify(str(tmp_path))
+    assert result.returncode == 1
+    by_name = {Path(r["script"]).name: r for r in document["results"]}
+    for name, (_, last_line) in cases.items():
+        assert by_name[name]["verdict"] == "error", by_name[name]
+        assert by_name[name]["reason"] == f"exited with status 1: {last_line}", name
+    assert (by_name["status.py"]["verdict"], by_name["status.py"]["reason"]) == (
+        "error",
+        "exited with status 4",
+    )
+
+
+def test_a_bundled_fixture_whose_package_is_missing_is_skipped(tmp_path: Path) -> None:
+    """With no PATHS (the bundled fixtures), a script that needs a package not installed here
+    is skipped, and names it; the run passes on what did run. Named, the same script is an
+    error: the user's own program cannot run."""
+    bundled = tmp_path / "fixtures" / "after"
+    bundled.mkdir(parents=True)
+    _script(bundled, "a_needs.py", "import tfmemlint_no_such_cli\n")
+    _script(bundled, "b_plain.py", "print('runs anywhere')\n")
+    result, document = verify(cwd=tmp_path)
+    assert result.returncode == 0, document
+    by_name = {Path(r["script"]).name: r for r in document["results"]}
+    assert by_name["a_needs.py"]["verdict"] == "skipped"
+    assert (
+        by_name["a_needs.py"]["reason"]
+        == "needs `tfmemlint_no_such_cli`, which is not installed here"
+    )
+    assert by_name["b_plain.py"]["verdict"] == "pass"
+    table = run_cli("verify", cwd=tmp_path)
+    assert table.returncode == 0, table.stdout + table.stderr
+    assert "verdicts: 1 pass, 0 fail, 0 error, 1 skipped" in table.stdout
+    named, document = verify(str(bundled / "a_needs.py"))
+    assert named.returncode == 1
+    assert document["results"][0]["verdict"] == "error"
+
+
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     script = _script(tmp_path, "plain.py", "pass\n")
     assert run_cli("verify", "--timeout", "0", str(script)).returncode == 2

@@ -67,6 +67,7 @@ def main(
         # On a real GPU nothing is simulated (the probe also stands down where TF sees one).
         simulate_gpus=simulate_gpus if gpu is None else 0,
         jobs=jobs if jobs is not None else runner.default_jobs(gpu),
+        bundled=not paths,
     )
     compared = baseline is not None
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
@@ -99,7 +100,7 @@ def main(
         report.write_json(gpu, result, sys.stdout)
     else:
         report.write_table(gpu, result.outcomes, sys.stdout, color=sys.stdout.isatty())
-    return 1 if any(outcome.verdict != "pass" for outcome in result.outcomes) else 0
+    return 1 if any(o.verdict not in ("pass", "skipped") for o in result.outcomes) else 0
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -22,6 +22,7 @@ import os
 import runpy
 import sys
 import threading
+import traceback
 from typing import Any
 
 _SESSION_MODULE = "tensorflow.python.client.session"
@@ -103,6 +104,7 @@ def _save(final: bool = False) -> None:
         "jax_backend": _jax_backend(),
         "keras_backend": _keras_backend(),
         "simulated_gpus": _simulation_report(),
+        **_ending(_state["escaped"]),
     }
     temporary = f"{path}.tmp"
     try:
@@ -111,6 +113,29 @@ def _save(final: bool = False) -> None:
         os.replace(temporary, path)
     except (OSError, TypeError, ValueError):
         pass  # the probe must never break the script; the last report written stands
+
+
+def _ending(escaped: BaseException | None) -> dict[str, str | None]:
+    """What ended the script, in the words of its traceback's last line, and the top-level
+    module it could not import, if that was it."""
+    if escaped is None or (isinstance(escaped, SystemExit) and not isinstance(escaped.code, str)):
+        return {"exception": None, "missing_module": None}
+    if isinstance(escaped, SystemExit):  # sys.exit("message") prints the message alone
+        last = str(escaped.code).strip().splitlines()[-1:] or [""]
+        return {"exception": last[0], "missing_module": None}
+    kind = type(escaped)
+    spelled = kind.__qualname__
+    if kind.__module__ not in ("builtins", "__main__"):
+        spelled = f"{kind.__module__}.{spelled}"
+    # Its own line, as Python prints it: not a SyntaxError's source lines nor a note after it.
+    lines = [
+        line.strip()
+        for text in traceback.format_exception_only(kind, escaped)
+        for line in text.splitlines()
+    ]
+    exception = next((line for line in reversed(lines) if line.startswith(spelled)), spelled)
+    name = escaped.name if isinstance(escaped, ModuleNotFoundError) else None
+    return {"exception": exception, "missing_module": name.split(".")[0] if name else None}
 
 
 def _plain(value: Any) -> Any:

@@ -17,7 +17,7 @@ from tfmemlint.verify.verdict import (
     tensorflow_part,
 )
 
-VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold yellow"}
+VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold yellow", "skipped": "dim"}
 
 
 def write_json(gpu: Gpu | None, result: Result, out: IO[str]) -> None:
@@ -144,8 +144,10 @@ def write_table(gpu: Gpu | None, outcomes: Sequence[Outcome], out: IO[str], colo
         )
     else:
         console.print(f"GPU {gpu.index}: {gpu.name}, {size(gpu.total_bytes)}")
-    counts = {v: sum(o.verdict == v for o in outcomes) for v in ("pass", "fail", "error")}
+    counts = {v: sum(o.verdict == v for o in outcomes) for v in VERDICT_STYLE}
+    skipped = f", {counts['skipped']} skipped" if counts["skipped"] else ""
     suffix = f" (on {'/'.join(map(str, simulated))} simulated GPUs)" if simulated else ""
     console.print(
-        f"verdicts: {counts['pass']} pass, {counts['fail']} fail, {counts['error']} error{suffix}"
+        f"verdicts: {counts['pass']} pass, {counts['fail']} fail, {counts['error']} error"
+        f"{skipped}{suffix}"
     )

@@ -116,6 +116,8 @@ class Options:
     simulate_gpus: int = 0
     # How many scripts may run side by side (`--jobs`).
     jobs: int = 1
+    # The bundled fixtures run (no PATHS): one whose package is not installed here is skipped.
+    bundled: bool = False
 
 
 def default_jobs(gpu: Gpu | None) -> int:
@@ -199,7 +201,12 @@ def run_script(
         outcome.gpu_measurement = sampler.method
     total = options.gpu.total_bytes if options.gpu else None
     outcome.verdict, outcome.reason, outcome.memory_aware = decide(
-        outcome.exit_code, timed_out, report, outcome.gpu_peak_bytes, total
+        outcome.exit_code,
+        timed_out,
+        report,
+        outcome.gpu_peak_bytes,
+        total,
+        skip_when_missing=options.bundled,
     )
     if options.gpu is None and outcome.verdict == "pass":
         outcome.reason += f"; {NO_GPU}, so GPU memory was not measured"

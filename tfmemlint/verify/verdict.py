@@ -1,7 +1,8 @@
 """From what a script's process showed to a verdict: was it memory-aware, and did the GPU agree?
 
 The rules (the README's "Verdicts" section says the same):
-- A crash (non-zero exit) or a timeout is "error".
+- A crash (non-zero exit) or a timeout is "error"; its reason ends with the line that names the
+  exception. A bundled fixture that could not import a package not installed here is "skipped".
 - Settings decide memory-awareness, first session wins: TF_FORCE_GPU_ALLOW_GROWTH="true", hidden
   GPUs, or a first session / eager runtime with allow_growth, a fraction, a memory limit or no GPU
   devices. A script that starts no TensorFlow runtime at all reserves nothing and is aware too.
@@ -361,8 +362,10 @@ def decide(
     report: dict[str, Any] | None,
     gpu_peak: int | None,
     total_bytes: int | None,
+    skip_when_missing: bool = False,
 ) -> tuple[str, str, bool]:
-    """(verdict, reason, memory_aware)."""
+    """(verdict, reason, memory_aware). `skip_when_missing`: a script that ended because a package
+    is not installed is skipped (the bundled fixtures, which need more than verify installs)."""
     if report is None:
         reason = "timed out" if timed_out else f"exited {exit_code} before the probe could report"
         return "error", reason, False
@@ -373,7 +376,15 @@ def decide(
         raised = simulated_error(report)
         if raised is not None:  # a bug that a machine with GPUs shows: the script's own
             return "fail", f"exited with status {exit_code} after {raised}", False
-        return "error", f"exited with status {exit_code}", aware
+        missing = report.get("missing_module")
+        if skip_when_missing and missing:
+            return "skipped", f"needs `{missing}`, which is not installed here", aware
+        exception = report.get("exception")
+        return (
+            "error",
+            f"exited with status {exit_code}" + (f": {exception}" if exception else ""),
+            aware,
+        )
     if not aware:
         return "fail", why, aware
     if gpu_peak is None or total_bytes is None:
