@@ -119,6 +119,7 @@ TF2_SIMULATED = {
     "tf2_main_guard.py",
     "tf2_module_level_fit.py",
     "tf2_typer_app.py",
+    "tf2_tyro_cli.py",
     "keras3_default_backend.py",
     "keras3_explicit_tensorflow.py",
     "project_tf2_configured/train_helper.py",

@@ -16,6 +16,7 @@ from tfmemlint.rules import literals
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
     CLI_METHODS,
+    PARTIAL,
     RUNNERS,
     TEST_RUNNERS,
     TF_RUNNER,
@@ -157,13 +158,27 @@ def makes_cli(ctx: FileContext, binding: Binding, seen: frozenset[int]) -> bool:
 
 def runner(ctx: FileContext, site: CallSite) -> list[cst.BaseExpression] | None:
     """For a call that runs a program's main function, the functions it runs (`main` in
-    `app.run(main)`); None for any other call."""
+    `app.run(main)`, `app.run(main=main)`, `app.run(functools.partial(main, cfg))` and
+    `functools.partial(app.run, main)`); None for any other call."""
     names = ctx.names
-    func = site.node.func
+    func, args = site.node.func, list(site.node.args)
     qualified = names.qualified_names(func, site.scope, site.order) or set()
-    if qualified & RUNNERS or names.api_of(func, site.scope, site.order) == TF_RUNNER:
-        run = [arg.value for arg in site.node.args if arg.keyword is None and not arg.star]
-        if not run and names.api_of(func, site.scope, site.order) == TF_RUNNER:
-            run = [cst.Name("main")]  # it calls the main module's `main`
-        return run[:1]
-    return None
+    if PARTIAL in qualified and args and args[0].keyword is None and not args[0].star:
+        func, args = args[0].value, args[1:]  # the runner and what it is given, bound now
+        qualified = names.qualified_names(func, site.scope, site.order) or set()
+    is_tf_runner = names.api_of(func, site.scope, site.order) == TF_RUNNER
+    if not (qualified & RUNNERS or is_tf_runner):
+        return None
+    run = [
+        arg.value
+        for arg in args
+        if not arg.star and (arg.keyword is None or arg.keyword.value == "main")
+    ][:1]
+    if run and isinstance(run[0], cst.Call):  # functools.partial(main, ...)
+        inner = run[0]
+        spelled = names.qualified_names(inner.func, site.scope, site.order) or set()
+        if PARTIAL in spelled and inner.args and inner.args[0].keyword is None:
+            run = [inner.args[0].value]
+    if not run and is_tf_runner:
+        run = [cst.Name("main")]  # it calls the main module's `main`
+    return run

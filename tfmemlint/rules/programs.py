@@ -18,7 +18,22 @@ TEST_RUNNERS = frozenset(
     }
 )
 # Calls that run a program's main function: `absl.app.run(main)`, `fire.Fire(main)`, ...
-RUNNERS = frozenset({"absl.app.run", "fire.Fire", "typer.run"})
+RUNNERS = frozenset(
+    {
+        "absl.app.run",
+        "fire.Fire",
+        "typer.run",
+        "tyro.cli",  # tyro.cli(main): main's parameters are the command line
+        "jsonargparse.CLI",
+        "jsonargparse.auto_cli",
+    }
+)
+# `functools.partial(app.run, main)()`, `app.run(functools.partial(main, config))`.
+PARTIAL = "functools.partial"
+# A function passed by reference to a call the walk cannot enter runs when that call wants
+# (a search's objective, a tuner's `build_model`, a thread's target), except where the
+# standard library keeps it for later or for a signal that may never come.
+DEFERRING_STDLIB_EXCEPT = frozenset({"threading", "concurrent", "multiprocessing"})
 TF_RUNNER = "app.run"  # tf.compat.v1.app.run(main), or with no main: the module's `main`
 # What a click or typer command's decorator is spelled from, and a click group's or typer
 # app's own decorators (`@cli.command()`).

@@ -10,7 +10,13 @@ import re
 
 from tfmemlint.model import Rule, RuleDoc
 from tfmemlint.rules.family import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
-from tfmemlint.rules.programs import TEST_RUNNERS
+from tfmemlint.rules.programs import (
+    CLI_DECORATORS,
+    RUNNERS,
+    TEST_RUNNERS,
+    TF_RUNNER,
+    TRAINING_METHODS,
+)
 
 UNCONFIGURED_PROGRAM = Rule(
     code="TFM205",
@@ -20,9 +26,10 @@ UNCONFIGURED_PROGRAM = Rule(
         what_it_does="Finds TF2 entry points whose code starts TensorFlow's runtime before any "
         "GPU memory setting ran. An entry point is a notebook; a module with "
         '`if __name__ == "__main__":`; one that calls `absl.app.run`, '
-        "`tf.compat.v1.app.run`, `fire.Fire` or `typer.run`, or defines a click or typer "
-        "command, at module level; the module of a `[project.scripts]` (or "
-        "`[project.gui-scripts]`, `[tool.poetry.scripts]`) entry of the nearest "
+        "`tf.compat.v1.app.run`, `fire.Fire`, `typer.run`, `tyro.cli` or jsonargparse's "
+        "`CLI`, or defines a click or typer command, at module level; the module of a "
+        "`[project.scripts]` (or `[project.gui-scripts]`, `[tool.poetry.scripts]`) entry of "
+        "the nearest "
         "pyproject.toml; a module that uses Keras and calls `fit`, `evaluate` or `predict` at "
         "module level. Library modules are never reported, and neither are test modules: "
         "a module whose `__main__` guard only runs its tests (`tf.test.main()`, "
@@ -149,6 +156,18 @@ TEST_GUARD = re.compile(
     + rb")\(\)\s*\Z"
 )
 
+# The words of the runners, the CLI frameworks and the training methods, from the tables the
+# checker reads, so that the two cannot drift apart: a runner's module is imported by the file
+# that calls it (`from absl.app import run`), or the call spells `app.run` (TensorFlow's too).
+RUNNER_WORDS = (
+    TF_RUNNER.encode(),
+    *sorted(
+        {runner.rpartition(".")[0].encode() for runner in RUNNERS}
+        | {decorator.rstrip(".").encode() for decorator in CLI_DECORATORS}
+    ),
+    *sorted(f".{method}(".encode() for method in TRAINING_METHODS),
+)
+
 KERAS_SESSION = Rule(
     code="TFM212",
     name="keras-session-unconfigured",
@@ -199,19 +218,7 @@ FAMILY = RuleFamily(
     # The marks of an entry point; a notebook's JSON always has "nbformat". A file with none
     # of them can still be an entry point through pyproject.toml: the runner asks the
     # project index about those (see `prefilter.first_stage`).
-    triggers=(
-        b"__main__",
-        b"app.run",
-        b"Fire",
-        b"click",
-        b"typer",
-        b".fit(",
-        b".evaluate(",
-        b".predict(",
-        b"GradientTape",
-        b"Dataset",
-        b'"nbformat"',
-    ),
+    triggers=(b"__main__", *RUNNER_WORDS, b"GradientTape", b"Dataset", b'"nbformat"'),
     # transformers: its TF classes start TensorFlow in a file that names neither.
     modules=(*TENSORFLOW_MODULES, b"transformers"),
     checker="tfmemlint.rules.unconfigured_program.check:check",

@@ -17,6 +17,7 @@ from tfmemlint.rules import starters
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
     CLI_METHODS,
+    PARTIAL,
     RUNNERS,
     TEST_RUNNERS,
     TF_RUNNER,
@@ -184,6 +185,9 @@ def may_be_an_entry(
     called: set[str] = set()
     for call in calls:
         spelled = spellings.of(call.func)
+        if spelled is not None and PARTIAL in spelled and call.args:
+            bound = spellings.of(call.args[0])  # functools.partial(app.run, main)
+            spelled = None if bound is None else spelled | bound
         if spelled is None:
             return True
         called |= spelled

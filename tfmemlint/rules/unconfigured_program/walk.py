@@ -6,6 +6,7 @@ GPU memory up before it; and what counts as setting it up.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -20,6 +21,7 @@ from tfmemlint.rules.backends import KERAS_IMPORTERS
 from tfmemlint.rules.entry_points import is_main_guard, runner, trains
 from tfmemlint.rules.family import DEVICE_CONFIGURATION_WORDS, FORCE_GROWTH_WORD
 from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
+from tfmemlint.rules.programs import DEFERRING_STDLIB_EXCEPT, PARTIAL
 from tfmemlint.rules.runtime import (
     GROWTH,
     LIMIT,
@@ -303,8 +305,18 @@ class Walk:
             self.starts(ctx, call, f"{dotted_name(func) or 'call'}()")
             return
         run = runner(ctx, site)
-        for target in run if run is not None else [func]:
-            self.callee(ctx, site, target, every_method=run is not None)
+        if run is not None:
+            for target in run:
+                self.callee(ctx, site, target, every_method=True)
+            return
+        if self.callee(ctx, site, func) or not _hands_functions_over(ctx, site):
+            return
+        for target in _function_arguments(ctx, site):
+            if self.done():
+                return
+            found = self._definition(ctx, site, target)
+            if found is not None and isinstance(found[1], cst.FunctionDef):
+                self.function_body(found[0], found[1], found[2])
 
     def _library_start(self, ctx: FileContext, site: CallSite) -> bool:
         """A call into a library that starts TensorFlow's runtime (`starters.py`), directly
@@ -342,10 +354,11 @@ class Walk:
         site: CallSite,
         func: cst.BaseExpression,
         every_method: bool = False,
-    ) -> None:
-        """Follow a call into what it runs: a function of the module's or the project's, a
-        class's `__init__`, a method of a class of theirs (`self.run()`, `Trainer().run()`,
-        `t.run()` after `t = Trainer()`, `Gpu.setup()`). A class a runner runs
+    ) -> bool:
+        """Follow a call into what it runs, and say whether it could: a function of the
+        module's or the project's, a class's `__init__`, a method of a class of theirs
+        (`self.run()`, `Trainer().run()`, `t.run()` after `t = Trainer()`, `Gpu.setup()`).
+        A class a runner runs
         (`fire.Fire(Trainer)`, `every_method`) runs any of its public methods too, as the
         command line says. A call into a project module that sets GPU memory up somewhere,
         but that cannot be followed, leaves the walk unsure."""
@@ -361,9 +374,9 @@ class Walk:
                 self.function_body(where, definition, owner)
             for method in methods:
                 if self.done():
-                    return
+                    break
                 self.function_body(where, method, owner)
-            return
+            return True
         if isinstance(func, cst.Attribute):
             owner_found = self._class_of(ctx, site, func.value)
             if owner_found is not None:
@@ -371,7 +384,7 @@ class Walk:
                 method = _method(owner, func.attr.value)
                 if method is not None:
                     self.function_body(where, method, owner)
-                return
+                return True
         project = ctx.names.project
         head = _head(func)
         spelled = ctx.names.spelled_names(head, site.scope, site.order) if head else None
@@ -379,6 +392,7 @@ class Walk:
             path = project.module(name) or project.module_of(name.rpartition(".")[0])
             if path is not None and project.mentions(path, _CONFIGURATION_WORDS):
                 self.unsure = True
+        return False
 
     def _definition(
         self, ctx: FileContext, site: CallSite, func: cst.BaseExpression
@@ -566,6 +580,31 @@ def _calls_in_order(node: cst.CSTNode) -> list[cst.Call]:
 
     node.visit(Calls())
     return found
+
+
+def _hands_functions_over(ctx: FileContext, site: CallSite) -> bool:
+    """Whether a call the walk could not enter may run the functions it is given: any but the
+    standard library's (`atexit.register`, `signal.signal` keep them for later, if ever), its
+    threads and processes aside."""
+    qualified = ctx.names.qualified_names(site.node.func, site.scope, site.order) or set()
+    return not any(
+        name.split(".")[0] in sys.stdlib_module_names
+        and name.split(".")[0] not in DEFERRING_STDLIB_EXCEPT
+        for name in qualified
+    )
+
+
+def _function_arguments(ctx: FileContext, site: CallSite) -> Iterator[cst.BaseExpression]:
+    """The arguments that name a function (`study.optimize(objective)`,
+    `Thread(target=train)`), or bind one (`functools.partial(objective, data)`)."""
+    for arg in site.node.args:
+        value = arg.value
+        if isinstance(value, cst.Call) and value.args:
+            spelled = ctx.names.qualified_names(value.func, site.scope, site.order) or set()
+            if PARTIAL in spelled:
+                value = value.args[0].value
+        if isinstance(value, (cst.Name, cst.Attribute)) and not arg.star:
+            yield value
 
 
 def _local_definition(
