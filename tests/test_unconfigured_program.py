@@ -271,6 +271,95 @@ def test_a_cached_result_follows_the_module_that_configures(tmp_path: Path) -> N
     assert _found(root, *cache) == []
 
 
+MODEL = """\
+    import tensorflow as tf
+    def build():
+        return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    SCALE = 2
+"""
+
+
+def test_a_program_that_starts_tensorflow_in_a_project_module(tmp_path: Path) -> None:
+    """An entry point whose own file never names TensorFlow starts it through a project module:
+    reported at its import of that module (of the module it comes through, where that is
+    another), and fixed with the growth variable before the first project import. Libraries,
+    test modules, entries that use only what starts nothing, and programs the project
+    configures first are left alone."""
+    guard = 'if __name__ == "__main__":\n    main()\n'
+    root = _project(
+        tmp_path,
+        {
+            "models/__init__.py": "",
+            "models/net.py": MODEL,
+            "models/zoo.py": "from models.net import build\ndef pick(name):\n    return build()\n",
+            "setup_gpu.py": """\
+                import tensorflow as tf
+                for g in tf.config.list_physical_devices("GPU"):
+                    tf.config.experimental.set_memory_growth(g, True)
+            """,
+            "train.py": '"""Trains."""\nimport sys\n\nfrom models.net import build\n\n\n'
+            "def main():\n    build().summary()\n\n\n" + guard,
+            "zoo_train.py": "from models import zoo\n\n\ndef main():\n    zoo.pick('a')\n\n\n"
+            + guard,
+            "library.py": "from models.net import build\n\n\ndef make():\n    return build()\n",
+            "test_net.py": "import unittest\nfrom models.net import build\n\n\n"
+            "class T(unittest.TestCase):\n    def test_build(self):\n        build()\n\n\n"
+            'if __name__ == "__main__":\n    unittest.main()\n',
+            "reads_a_constant.py": "from models.net import SCALE\n\n\ndef main():\n"
+            "    print(SCALE)\n\n\n" + guard,
+            "configured.py": "import setup_gpu\nfrom models.net import build\n\n\n"
+            "def main():\n    build()\n\n\n" + guard,
+        },
+    )
+    done = run_cli("--no-cache", "--output-format", "json", str(root))
+    found = {Path(f["filename"]).name: f for f in json.loads(done.stdout)}
+    assert sorted((name, f["code"]) for name, f in found.items()) == [
+        ("train.py", "TFM205"),
+        ("zoo_train.py", "TFM205"),
+    ]
+    assert found["train.py"]["location"]["row"] == 4  # `from models.net import build`
+    assert found["train.py"]["message"].startswith(
+        "This program starts TensorFlow's runtime at `tf.keras.Sequential()` "
+        "(`models/net.py`, line 3) with GPU memory unconfigured"
+    )
+    assert "through `models.zoo`" in found["zoo_train.py"]["message"]
+    assert run_cli("--no-cache", "--fix", str(root)).returncode == 0
+    assert (
+        (root / "train.py")
+        .read_text()
+        .startswith(
+            '"""Trains."""\nimport os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n'
+            "import sys\n\nfrom models.net import build\n"
+        )
+    )
+    assert (root / "models/net.py").read_text() == textwrap.dedent(MODEL)
+    assert _found(root) == []
+
+
+def test_a_start_at_import_time_and_beside_jax_through_the_project(tmp_path: Path) -> None:
+    """A project module that starts TensorFlow as it is imported (a default value) is met at
+    the import; beside JAX, TensorFlow is a guest (TFM207). Editing the module that starts it
+    changes a cached result."""
+    root = _project(
+        tmp_path,
+        {
+            "ops.py": "import tensorflow as tf\ndef scale(x, by=tf.constant(2.0)):\n    return x\n",
+            "data.py": "import tensorflow_datasets as tfds\ndef load():\n"
+            "    return tfds.load('mnist', split='train')\n",
+            "run.py": 'import ops\nif __name__ == "__main__":\n    print(ops.scale(1))\n',
+            "jax_train.py": "import jax\nimport data\n\n\ndef main():\n    ds = data.load()\n"
+            '    print(jax.devices(), ds)\n\n\nif __name__ == "__main__":\n    main()\n',
+        },
+    )
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    assert _found(root, *cache) == [("jax_train.py", "TFM207"), ("run.py", "TFM205")]
+    (root / "ops.py").write_text(
+        'import tensorflow as tf\ntf.config.set_visible_devices([], "GPU")\n'
+        "def scale(x, by=tf.constant(2.0)):\n    return x\n"
+    )
+    assert _found(root, *cache) == [("jax_train.py", "TFM207")]
+
+
 def test_a_script_entry_of_pyproject_is_an_entry_point(tmp_path: Path) -> None:
     root = _project(
         tmp_path,

@@ -219,6 +219,9 @@ def test_every_fixed_fixture_runs_and_passes_with_its_settings_recorded(
     assert session["api"] == "Session" and session["allow_growth"] is False
     assert by_name["local_server.py"]["reason"].startswith("first server limits GPU memory")
     assert by_name["project_compat/train_relative.py"]["memory_settings"][0]["allow_growth"]
+    # TensorFlow starts in a project module: the variable set in the entry holds there.
+    helper_start = by_name["project_tf2_helper_start/train.py"]
+    assert helper_start["reason"].startswith("TF_FORCE_GPU_ALLOW_GROWTH=true"), helper_start
 
 
 def _changed(script: str) -> bool:

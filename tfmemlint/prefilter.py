@@ -289,10 +289,11 @@ def any_trigger() -> re.Pattern[str]:
 
 def first_stage(
     raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
-) -> Literal["words", "entry", "project", ""]:
+) -> Literal["words", "entry", "program", "project", ""]:
     """The pre-filter's first stage: "words" when the file holds the words a finding needs;
     "entry" when it is an entry point TFM205 cannot tell by its words (a TensorFlow module that
-    a script entry of pyproject.toml runs);
+    a script entry of pyproject.toml runs); "program" when it holds an entry point's words and
+    imports project modules that reach TensorFlow's (the program may start it through them);
     "project" when it lacks only TensorFlow's module words but imports a project module that
     stands for TensorFlow; "" when it cannot hold a finding. `resolver` gives the file's view
     of the project index, asked for only when the words alone do not decide."""
@@ -300,6 +301,8 @@ def first_stage(
         return "words"
     if _script_entry(raw, selected, resolver):
         return "entry"
+    if _program_through_project(raw, selected, resolver):
+        return "program"
     if not needs_project(raw, selected):
         return ""
     project = resolver()
@@ -327,10 +330,28 @@ def prefilter_verdict(
     if not passes:
         return ""
     screened = ScreenedFile(raw, notebook, resolver)
-    if passes == "entry" or code_may_have_findings(raw, selected, passes == "project", screened):
+    if passes in ("entry", "program") or code_may_have_findings(
+        raw, selected, passes == "project", screened
+    ):
         return "parse"
     # A script entry holds TFM205's finding whatever the names its code uses.
     return "parse" if _script_entry(raw, selected, resolver) else "screened"
+
+
+def _program_through_project(
+    raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
+) -> bool:
+    """An entry point by its words (TFM205's), in Python source that names no TensorFlow but
+    imports project modules that do: it may start TensorFlow through them."""
+    family = UNCONFIGURED_PROGRAM_FAMILY
+    if not any(rule.code in selected for rule in family.rules) or b"import" not in raw:
+        return False
+    if not holds_a_trigger(raw, family.triggers, family.inert):
+        return False
+    project = resolver()
+    if project is None or project.filename.endswith(".ipynb"):
+        return False
+    return project.imports_words(raw, family.modules) is not None
 
 
 def _script_entry(

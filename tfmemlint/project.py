@@ -37,6 +37,10 @@ from tfmemlint.source import parse_python
 # How deep a chain of re-exports is followed; deeper, a name resolves to nothing.
 MAX_DEPTH = 64
 
+# How far `FileResolver.imports_words` looks through a program's project imports.
+PROGRAM_LEVELS = 4
+PROGRAM_MODULES = 200
+
 # The packages whose names the rules know: never looked for in the project, even where the
 # project holds a copy (TensorFlow's own tree).
 TENSORFLOW_ROOTS = frozenset({"tensorflow", "tensorflow_estimator", "keras", "tf_slim"})
@@ -452,6 +456,27 @@ class FileResolver:
         reaches, read = self.index.reaches_tensorflow(self.importer, raw)
         self.read |= read
         return reaches
+
+    def imports_words(self, raw: bytes, words: tuple[bytes, ...]) -> str | None:
+        """The nearest project module that this file imports, itself or through the project
+        modules it imports (up to PROGRAM_LEVELS deep, PROGRAM_MODULES in all), whose bytes
+        hold one of `words`: where a program whose own file never names TensorFlow may reach
+        it. None when none does."""
+        found, read = self.index.imported_modules(self.importer, raw)
+        self.read |= read
+        seen = set(found)
+        level = found
+        for _ in range(PROGRAM_LEVELS):
+            below: list[str] = []
+            for path in level:
+                if self.mentions(path, words):
+                    return path
+                for module in self.imports_of(path):
+                    if module not in seen and len(seen) < PROGRAM_MODULES:
+                        seen.add(module)
+                        below.append(module)
+            level = below
+        return None
 
     def module(self, name: str) -> str | None:
         """The project module file that `name`, as this file spells it, names; None when it

@@ -87,7 +87,10 @@ UNCONFIGURED_PROGRAM = Rule(
         "(E402, I001). Where the module imports only parts of TensorFlow, Keras or a "
         "library, `import tensorflow as tf` comes with it, inside one `try` around the loop "
         "(when `tf` is free). The `try` keeps a runtime that something else started from "
-        "crashing the program. No fix when the runtime starts before that place (in a module "
+        "crashing the program. Where the entry never imports TensorFlow and the start is in "
+        'a project module, `os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")` '
+        "goes before its first project import instead. No fix when the runtime starts before "
+        "that place (in a module "
         "imported earlier); when the program sets `CUDA_VISIBLE_DEVICES` (or `CUDA_DEVICE_ORDER`) "
         "after it (or a project module or `%env` line does), which the loop's listing of the "
         "GPUs would make too late; when it forces `TF_FORCE_GPU_ALLOW_GROWTH=false`, which "
@@ -165,7 +168,14 @@ RUNNER_WORDS = (
         {runner.rpartition(".")[0].encode() for runner in RUNNERS}
         | {decorator.rstrip(".").encode() for decorator in CLI_DECORATORS}
     ),
-    *sorted(f".{method}(".encode() for method in TRAINING_METHODS),
+    # `.fit_generator(` and `.train_on_batch(` hold `_generator(` and `_on_batch(`: fewer
+    # words to search every file for, passing the same files and a few more.
+    *sorted(
+        {
+            (f"_{method.partition('_')[2]}(" if "_" in method else f".{method}(").encode()
+            for method in TRAINING_METHODS
+        }
+    ),
 )
 
 KERAS_SESSION = Rule(

@@ -73,7 +73,10 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     backend = keras_backend(ctx)
     anchor = _tensorflow_import(ctx, backend)
     if anchor is None:
-        return  # no TensorFlow of its own, nor Keras on it, nor a library that starts it
+        # No TensorFlow of its own, nor Keras on it, nor a library that starts it: it may
+        # still start TensorFlow through a module of the project's.
+        yield from _started_through_the_project(ctx, backend)
+        return
     entry = entry_point(ctx)
     if entry is None:
         return
@@ -132,6 +135,82 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     why_not = _why_no_fix(ctx, place, walk, start)
     fix = tf_config_fix(ctx, anchor, place, hide) if why_not is None else None
     yield ctx.finding(rule, message + (why_not or ""), anchor.statement, fix)
+
+
+def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Iterator[Finding]:
+    """TFM205 (TFM207 beside JAX or PyTorch) for an entry point whose own file never names
+    TensorFlow, where the walk meets the start in a project module: reported at the entry's
+    import of the module it comes through. The growth variable, set before the first project
+    import, holds wherever in the program TensorFlow starts; the loop could not be placed."""
+    project = ctx.names.project
+    if project is None or not (project_imports := _project_imports(ctx)):
+        return
+    entry = entry_point(ctx)
+    if entry is None or _configures(ctx) or _runs_on_a_tpu(ctx):
+        return
+    first = project_imports[0][0]
+    # Only what runs before the first project import is "before the import": the variable
+    # goes there, ahead of anything that import runs.
+    top = top_index(ctx, first) - 1
+    walk = Walk(ctx, top, top, backend.is_tensorflow, starts_at_import=True)
+    walk.run(entry)
+    for other in walk.contexts[1:]:  # the entry's result holds while what it read does
+        if other.names.project is not None:
+            project.read |= other.names.project.read
+    start = walk.first_start
+    if start is None or walk.configured or walk.unsure or start.ctx is ctx:
+        return
+    if _tf1_code(start.ctx):
+        return
+    through = next((b for b, path in project_imports if path == start.ctx.filename), None)
+    if through is None:
+        words = FAMILY.modules
+        mentioning = [b for b, path in project_imports if project.mentions(path, words)]
+        through = (mentioning or [first])[0]
+    assert through.statement is not None and through.qualified is not None
+    where = f"`{start.what}` ({_place(ctx, start)})"
+    if _path_of(project_imports, through) != start.ctx.filename:
+        where += f", through `{through.qualified}`"
+    host = _guest_host(ctx, backend)
+    if host is not None:
+        rule = GUEST_PROGRAM
+        message = (
+            f"TensorFlow takes the GPU memory that {host} needs: this program starts "
+            f"TensorFlow's runtime at {where}, with every GPU visible to it, and TensorFlow "
+            "reserves nearly all of each"
+        )
+    else:
+        rule = UNCONFIGURED_PROGRAM
+        message = (
+            f"This program starts TensorFlow's runtime at {where} with GPU memory "
+            "unconfigured: it reserves nearly all of every GPU"
+        )
+    why_not = _why_no_env_fix(ctx, walk, start)
+    fix = growth_env_fix(ctx, before=first) if why_not is None else None
+    message += why_not or (
+        ": TF_FORCE_GPU_ALLOW_GROWTH, set before the project's modules are imported, holds "
+        "wherever the program starts TensorFlow"
+    )
+    yield ctx.finding(rule, message, through.statement, fix)
+
+
+def _project_imports(ctx: FileContext) -> list[tuple[Binding, str]]:
+    """The module body's imports of the project's own modules, in order, each with its file."""
+    project = ctx.names.project
+    assert project is not None
+    found = []
+    for binding in ctx.names.module_body_imports():
+        qualified = binding.qualified or ""
+        if not qualified or qualified.startswith("__future__"):
+            continue
+        path = project.module_of(qualified)
+        if path is not None:
+            found.append((binding, path))
+    return found
+
+
+def _path_of(project_imports: list[tuple[Binding, str]], binding: Binding) -> str:
+    return next(path for each, path in project_imports if each is binding)
 
 
 def _why_growth_needs_the_variable(

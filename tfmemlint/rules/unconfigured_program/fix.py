@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
 
 
-def growth_env_fix(ctx: FileContext) -> Fix | None:
+def growth_env_fix(ctx: FileContext, before: Binding | None = None) -> Fix | None:
     """`os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")` before the module body's
-    first import of TensorFlow or Keras: TensorFlow's GPU allocator reads it, in TF1 and TF2
-    alike, when it starts."""
-    first = first_tensorflow_or_keras_import(ctx)
+    first import of TensorFlow or Keras (or the import `before`): TensorFlow's GPU allocator
+    reads it, in TF1 and TF2 alike, when it starts."""
+    first = before if before is not None else first_tensorflow_or_keras_import(ctx)
     edit = None if first is None else fixes.set_env_before(ctx, first, FORCE_GROWTH, "true")
     if edit is None:
         return None

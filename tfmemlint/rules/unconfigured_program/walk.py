@@ -149,9 +149,17 @@ class Walk:
     runtime, noting whether something set GPU memory up before it."""
 
     def __init__(
-        self, entry: FileContext, import_top: int, anchor_top: int, keras_on_tensorflow: bool
+        self,
+        entry: FileContext,
+        import_top: int,
+        anchor_top: int,
+        keras_on_tensorflow: bool,
+        starts_at_import: bool = False,
     ) -> None:
         self.entry = entry
+        # Whether a project module's import-time code is read for a start too, not only for a
+        # setting: where the entry never imports TensorFlow, the start may be in one.
+        self.starts_at_import = starts_at_import
         self.import_top = import_top  # the statement with the import the finding is at
         # Up to the statement after which the fix goes, a start at import time decides where
         # a fix can go: modules imported there are read for one.
@@ -496,7 +504,9 @@ class Walk:
         if len(self.modules) > MAX_MODULES:
             self.unsure = True  # past what a lint may spend on one program
             return
-        if project.mentions(path, _IMPORT_TIME_WORDS):
+        if project.mentions(path, _IMPORT_TIME_WORDS) or (
+            self.starts_at_import and project.mentions(path, _TENSORFLOW_WORDS)
+        ):
             other = self.enter(path)
             if other is not None:
                 self.block(other, other.module)
