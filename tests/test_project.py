@@ -151,15 +151,21 @@ def test_a_project_without_git_is_rooted_at_its_packaging_file(tmp_path: Path, m
     packaging file is the root, so a script in a plain folder still reaches the project's
     package. Without one, the script's own folder is all there is."""
     root = tmp_path / "unpacked"
-    files = {**COMPAT, "scripts/run.py": f"from mypkg.compat import tfv1 as tf\n\n{BARE}\n"}
+    files = {
+        **COMPAT,
+        "mypkg/net.py": "import tensorflow as tf\ndef build():\n    return tf.ones([1])\n",
+        "scripts/run.py": f"from mypkg.compat import tfv1 as tf\n\n{BARE}\n",
+        # names no TensorFlow: reaches it through the project (the pre-filter's "program")
+        "scripts/train.py": 'from mypkg.net import build\nif __name__ == "__main__":\n    build()\n',
+    }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     assert not any((folder / ".git").exists() for folder in (root, *root.parents))
-    assert findings(root / "scripts") == []
+    assert findings(root / "scripts") == []  # cached: the packaging file's absence is recorded
     (root / marker).write_text("")
     found = findings(root / "scripts")
-    assert where(found) == [("run.py", 3, "TFM101")]
+    assert where(found) == [("run.py", 3, "TFM101"), ("train.py", 1, "TFM205")]
     assert "through `mypkg/compat.py`" in str(found[0]["message"])
 
 

@@ -299,6 +299,9 @@ def test_a_program_that_starts_tensorflow_in_a_project_module(tmp_path: Path) ->
             """,
             "train.py": '"""Trains."""\nimport sys\n\nfrom models.net import build\n\n\n'
             "def main():\n    build().summary()\n\n\n" + guard,
+            # black's form of a long import: the names on the lines below
+            "black_style.py": "from models.net import (\n    build,\n)\n\n\n"
+            "def main():\n    build()\n\n\n" + guard,
             "zoo_train.py": "from models import zoo\n\n\ndef main():\n    zoo.pick('a')\n\n\n"
             + guard,
             "library.py": "from models.net import build\n\n\ndef make():\n    return build()\n",
@@ -314,6 +317,7 @@ def test_a_program_that_starts_tensorflow_in_a_project_module(tmp_path: Path) ->
     done = run_cli("--no-cache", "--output-format", "json", str(root))
     found = {Path(f["filename"]).name: f for f in json.loads(done.stdout)}
     assert sorted((name, f["code"]) for name, f in found.items()) == [
+        ("black_style.py", "TFM205"),
         ("train.py", "TFM205"),
         ("zoo_train.py", "TFM205"),
     ]
@@ -349,6 +353,14 @@ def test_a_start_at_import_time_and_beside_jax_through_the_project(tmp_path: Pat
             "run.py": 'import ops\nif __name__ == "__main__":\n    print(ops.scale(1))\n',
             "jax_train.py": "import jax\nimport data\n\n\ndef main():\n    ds = data.load()\n"
             '    print(jax.devices(), ds)\n\n\nif __name__ == "__main__":\n    main()\n',
+            # Keras itself, on a backend chosen in the module, or beside PyTorch: not TF's
+            "on_jax.py": 'import os\nos.environ["KERAS_BACKEND"] = "jax"\nimport keras\n'
+            "def build():\n    return keras.Sequential([keras.layers.Dense(1)])\n",
+            "plain_keras.py": "import keras\ndef build():\n"
+            "    return keras.Sequential([keras.layers.Dense(1)])\n",
+            "keras_on_jax.py": 'import on_jax\nif __name__ == "__main__":\n    on_jax.build()\n',
+            "beside_torch.py": 'import torch\nimport plain_keras\nif __name__ == "__main__":\n'
+            "    plain_keras.build()\n",
         },
     )
     cache = ("--cache-dir", str(tmp_path / "cache"))
@@ -584,6 +596,10 @@ def test_no_fix_where_a_notebook_chooses_its_gpus_with_a_magic(tmp_path: Path) -
         'import tensorflow as tf\nif __name__ != "__main__":\n    tf.ones([1])\n',
         # a decorator that names its own function: no endless search for a click group
         "import tensorflow as tf\n@go.command()\ndef go():\n    tf.ones([1])\n",
+        # tyro builds a config class it is given, and runs none of its methods
+        'import tyro\nimport tensorflow as tf\nclass Config:\n    def model(self):\n        return tf.ones([1])\nif __name__ == "__main__":\n    cfg = tyro.cli(Config)\n'
+        # a handler registered before the program sets GPU memory up runs after it, if ever
+        'import flask\nimport tensorflow as tf\napp = flask.Flask(__name__)\ndef predict():\n    return str(tf.zeros([1]))\nif __name__ == "__main__":\n    app.add_url_rule("/p", view_func=predict)\n    tf.config.set_visible_devices([], "GPU")\n    app.run()\n',
         # the standard library keeps a function for later, if ever: a signal, the exit
         'import atexit, signal\nimport tensorflow as tf\ndef save(*_):\n    tf.ones([1])\nif __name__ == "__main__":\n    signal.signal(signal.SIGTERM, save)\n    atexit.register(save)\n',
         # a function passed to a call the walk enters is the callee's to run, or not

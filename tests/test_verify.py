@@ -426,6 +426,15 @@ def test_a_bundled_fixture_whose_package_is_missing_is_skipped(tmp_path: Path) -
     named, document = verify(str(bundled / "a_needs.py"))
     assert named.returncode == 1
     assert document["results"][0]["verdict"] == "error"
+    # A missing submodule of a package that is there is the script's own bug, not a skip.
+    _script(bundled, "c_typo.py", "import tfmemlint.no_such_module\n")
+    typo, document = verify(cwd=tmp_path)
+    assert typo.returncode == 1
+    by_name = {Path(r["script"]).name: r for r in document["results"]}
+    assert by_name["c_typo.py"]["verdict"] == "error"
+    assert by_name["c_typo.py"]["reason"].endswith(
+        "ModuleNotFoundError: No module named 'tfmemlint.no_such_module'"
+    )
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:

@@ -174,8 +174,13 @@ class ModuleFiles:
                 # project's environment that exports a TensorFlow alias).
                 found = self._installed(parts[0]) if installed and parts else None
                 module, length = self._module(found, parts) if found else (None, 0)
-                # Where the project's module would be, for a name that may make a finding.
-                absent = self._absent(parts[0], importer) if installed else NOTHING
+                # Where the project's module would be, for a name that may make a finding;
+                # and, always, where a packaging file would move the root it was looked for in.
+                absent = (
+                    self._absent(parts[0], importer)
+                    if installed
+                    else self._unrooted.get(os.path.dirname(importer), NOTHING)
+                )
                 return (module, length, parts, absent) if length else (None, 0, parts, absent)
         absent = NOTHING
         if length < len(parts) and (module is None or module.endswith("__init__.py")):

@@ -82,7 +82,7 @@ def imports(raw: bytes) -> Iterator[str]:
 
 
 _IMPORT_LINE = re.compile(
-    rb"^[ \t]*(?:from[ \t]+(?P<module>\.*[\w.]*)[ \t]+import[ \t]+\(?(?P<names>[\w \t,*]+)"
+    rb"(?:^|;)[ \t]*(?:from[ \t]+(?P<module>\.*[\w.]*)[ \t]+import[ \t]*\(?(?P<names>[\w \t,*]*)"
     rb"|import[ \t]+(?P<modules>[\w. \t,]+))",
     re.MULTILINE,
 )
@@ -94,10 +94,15 @@ def imports_in_lines(raw: bytes) -> Iterator[str]:
     for found in _IMPORT_LINE.finditer(raw):
         if found["module"] is not None:
             module = found["module"].decode("ascii", "replace")
-            for name in found["names"].decode("ascii", "replace").split(","):
-                name = name.split()[0] if name.split() else ""
-                if name:
-                    yield module if name == "*" else member(module, name)
+            names = [
+                n.split()[0]
+                for n in found["names"].decode("ascii", "replace").split(",")
+                if n.split()
+            ]
+            if not names:  # `from pkg.mod import (` with its names on the lines below
+                yield module
+            for name in names:
+                yield module if name == "*" else member(module, name)
         else:
             for name in found["modules"].decode("ascii", "replace").split(","):
                 if name.split():

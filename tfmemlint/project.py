@@ -37,8 +37,8 @@ from tfmemlint.source import parse_python
 # How deep a chain of re-exports is followed; deeper, a name resolves to nothing.
 MAX_DEPTH = 64
 
-# How far `FileResolver.imports_words` looks through a program's project imports.
-PROGRAM_LEVELS = 4
+# How many project modules `FileResolver.imports_words` looks through, at any depth: as many as
+# TFM205's walk visits before it gives up (its MAX_MODULES).
 PROGRAM_MODULES = 200
 
 # The packages whose names the rules know: never looked for in the project, even where the
@@ -295,10 +295,15 @@ class ProjectIndex:
         # parse of every module a program reaches. A multi-line `from x import (a, b)` gives x
         # and a; an import in a docstring counts too: more modules looked at, never fewer.
         for imported in imports_in_lines(raw) if raw is not None else ():
-            module, _, _, absent = self.files.find(imported, importer, installed=False)
-            read |= absent
-            if module is not None and module not in found:
-                found.append(module)
+            # Importing `pkg.sub.mod` runs `pkg/__init__.py` and `pkg/sub/__init__.py` first.
+            dots = len(imported) - len(imported.lstrip("."))
+            parts = imported[dots:].split(".")
+            for length in range(1, len(parts) + 1):
+                name = imported[:dots] + ".".join(parts[:length])
+                module, _, _, absent = self.files.find(name, importer, installed=False)
+                read |= absent
+                if module is not None and module not in found:
+                    found.append(module)
         self._imported[importer] = (found, read)
         return found, read
 
@@ -459,14 +464,14 @@ class FileResolver:
 
     def imports_words(self, raw: bytes, words: tuple[bytes, ...]) -> str | None:
         """The nearest project module that this file imports, itself or through the project
-        modules it imports (up to PROGRAM_LEVELS deep, PROGRAM_MODULES in all), whose bytes
-        hold one of `words`: where a program whose own file never names TensorFlow may reach
-        it. None when none does."""
+        modules it imports (PROGRAM_MODULES of them at most, at any depth), whose bytes hold
+        one of `words`: where a program whose own file never names TensorFlow may reach it.
+        None when none does."""
         found, read = self.index.imported_modules(self.importer, raw)
         self.read |= read
         seen = set(found)
         level = found
-        for _ in range(PROGRAM_LEVELS):
+        while level:
             below: list[str] = []
             for path in level:
                 if self.mentions(path, words):
@@ -486,6 +491,13 @@ class FileResolver:
         if path is not None:
             self.read |= self.index.files.read(path)[1]
         return path
+
+    def missing_from_project(self, name: str) -> bool:
+        """Whether the absolute module `name` begins as a package of the project's but is not
+        there (a file left out of the tree, or made at build time): what it runs is unknown."""
+        module, length, parts, absent = self.index.files.find(name, self.importer, False)
+        self.read |= absent
+        return 0 < length < len(parts) and (module is None or module.endswith("__init__.py"))
 
     def module_of(self, name: str) -> str | None:
         """The project module file that the longest importable head of the dotted `name`

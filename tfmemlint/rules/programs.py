@@ -28,6 +28,9 @@ RUNNERS = frozenset(
         "jsonargparse.auto_cli",
     }
 )
+# The runners that make each public method of a class they are given a command; tyro and
+# jsonargparse build a class given them (a config) and run none of its methods.
+METHOD_RUNNERS = frozenset({"fire.Fire"})
 # `functools.partial(app.run, main)()`, `app.run(functools.partial(main, config))`.
 PARTIAL = "functools.partial"
 # A function passed by reference to a call the walk cannot enter runs when that call wants

@@ -135,7 +135,21 @@ def _ending(escaped: BaseException | None) -> dict[str, str | None]:
     ]
     exception = next((line for line in reversed(lines) if line.startswith(spelled)), spelled)
     name = escaped.name if isinstance(escaped, ModuleNotFoundError) else None
-    return {"exception": exception, "missing_module": name.split(".")[0] if name else None}
+    return {"exception": exception, "missing_module": _not_installed(name)}
+
+
+def _not_installed(name: str | None) -> str | None:
+    """The top-level package of a module that could not be imported, where that package is
+    nowhere to be found: not installed. A missing submodule of one that is (a typo in a project
+    module's name) is the script's own bug, and so is TensorFlow missing, which verify needs."""
+    top = name.split(".")[0] if name else None
+    if not top or top == "tensorflow":
+        return None
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    return top if found is None else None
 
 
 def _plain(value: Any) -> Any:

@@ -143,6 +143,10 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
     import of the module it comes through. The growth variable, set before the first project
     import, holds wherever in the program TensorFlow starts; the loop could not be placed."""
     project = ctx.names.project
+    raw = ctx.text.encode("utf-8", "surrogatepass")
+    # As the pre-filter's "program" stage lets a file through: by its words, not a notebook.
+    if ctx.layout.separator is not None or not holds_a_trigger(raw, FAMILY.triggers, FAMILY.inert):
+        return
     if project is None or not (project_imports := _project_imports(ctx)):
         return
     entry = entry_point(ctx)
@@ -160,7 +164,7 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
     start = walk.first_start
     if start is None or walk.configured or walk.unsure or start.ctx is ctx:
         return
-    if _tf1_code(start.ctx):
+    if _tf1_code(start.ctx) or _keras_backend_elsewhere(ctx, walk, start):
         return
     through = next((b for b, path in project_imports if path == start.ctx.filename), None)
     if through is None:
@@ -192,6 +196,21 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
         "wherever the program starts TensorFlow"
     )
     yield ctx.finding(rule, message, through.statement, fix)
+
+
+def _keras_backend_elsewhere(ctx: FileContext, walk: Walk, start: Start) -> bool:
+    """Whether a start through Keras itself may run on another backend than the entry's
+    reading of it says: a module the walk read chooses KERAS_BACKEND, or the entry computes
+    with JAX or PyTorch and leaves the backend to the shell (as `check` treats it)."""
+    site = start.ctx.names.call_site(start.node) if isinstance(start.node, cst.Call) else None
+    if site is None:
+        return False
+    spelled = start.ctx.names.qualified_names(site.node.func, site.scope, site.order) or set()
+    if not spelled or not all(name.split(".")[0] == "keras" for name in spelled):
+        return False  # tf.keras, or no Keras: TensorFlow whatever the backend
+    if any("KERAS_BACKEND" in other.text for other in walk.contexts):
+        return True
+    return bool(_imported_roots(ctx) & _HOSTS)
 
 
 def _project_imports(ctx: FileContext) -> list[tuple[Binding, str]]:

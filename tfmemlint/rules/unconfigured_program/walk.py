@@ -21,7 +21,7 @@ from tfmemlint.rules.backends import KERAS_IMPORTERS
 from tfmemlint.rules.entry_points import is_main_guard, runner, trains
 from tfmemlint.rules.family import DEVICE_CONFIGURATION_WORDS, FORCE_GROWTH_WORD
 from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
-from tfmemlint.rules.programs import DEFERRING_STDLIB_EXCEPT, PARTIAL
+from tfmemlint.rules.programs import DEFERRING_STDLIB_EXCEPT, METHOD_RUNNERS, PARTIAL
 from tfmemlint.rules.runtime import (
     GROWTH,
     LIMIT,
@@ -179,6 +179,8 @@ class Walk:
         self.chooses_gpus = False  # a module it entered sets CUDA_VISIBLE_DEVICES
         self.early_start: str | None = None  # a module imported early that may start it
         self.contexts: list[FileContext] = [entry]  # every module it read
+        # Functions handed by name to calls the walk could not enter, to follow last.
+        self.handed_over: list[tuple[FileContext, cst.FunctionDef, cst.ClassDef | None]] = []
 
     def done(self) -> bool:
         return self.first_start is not None or self.configured or self.unsure or self.budget <= 0
@@ -219,6 +221,9 @@ class Walk:
         self.top = len(entry.module.body)
         for function in functions:
             self.function_body(entry, function)
+        while self.handed_over and not self.done():
+            where, function, owner = self.handed_over.pop(0)
+            self.function_body(where, function, owner)
 
     def starts(self, ctx: FileContext, node: cst.CSTNode, what: str) -> None:
         if self.first_start is None:
@@ -314,17 +319,19 @@ class Walk:
             return
         run = runner(ctx, site)
         if run is not None:
+            spelled = names.qualified_names(func, site.scope, site.order) or set()
             for target in run:
-                self.callee(ctx, site, target, every_method=True)
+                self.callee(ctx, site, target, every_method=bool(spelled & METHOD_RUNNERS))
             return
         if self.callee(ctx, site, func) or not _hands_functions_over(ctx, site):
             return
         for target in _function_arguments(ctx, site):
-            if self.done():
-                return
             found = self._definition(ctx, site, target)
             if found is not None and isinstance(found[1], cst.FunctionDef):
-                self.function_body(found[0], found[1], found[2])
+                # It runs when the callee wants: a search's objective at once, a request
+                # handler later, if ever. Followed after the rest of the entry code, so that
+                # a setting made there first counts.
+                self.handed_over.append((found[0], found[1], found[2]))
 
     def _library_start(self, ctx: FileContext, site: CallSite) -> bool:
         """A call into a library that starts TensorFlow's runtime (`starters.py`), directly
@@ -475,8 +482,13 @@ class Walk:
             self.owners.pop()
 
     def imports(self, ctx: FileContext, node: cst.Import | cst.ImportFrom) -> None:
-        """An import runs the project modules it names, once: their import-time code."""
+        """An import runs the project modules it names, once: their import-time code. Where the
+        start may be in any of them, one of the project's that is not there leaves the walk
+        unsure: it may set GPU memory up."""
         project = ctx.names.project
+        if self.starts_at_import and project is not None and _misses_a_module(project, node):
+            self.unsure = True
+            return
         for name in _imported_names(node):
             if frameworks.imported(name) is not None:
                 self.configured = True
@@ -517,12 +529,23 @@ class Walk:
             tree = project.syntax_tree(path)
             if tree is None or calls_tensorflow_at_import(tree):
                 self.early_start = project.display(path)
-        if depth + 1 >= IMPORT_LEVELS:
-            return
+        if depth + 1 >= IMPORT_LEVELS and not self.starts_at_import:
+            return  # (where the start may be anywhere, as far as MAX_MODULES: so may a setting)
         for imported in project.imports_of(path):
             self.module(project, imported, depth + 1)
             if self.done():
                 return
+
+
+def _misses_a_module(project: FileResolver, node: cst.Import | cst.ImportFrom) -> bool:
+    """Whether an absolute import names a module of the project's packages that is not there."""
+    if isinstance(node, cst.ImportFrom):
+        if node.relative or node.module is None:
+            return False
+        modules = [dotted_name(node.module)]
+    else:
+        modules = [dotted_name(alias.name) for alias in node.names]
+    return any(name and project.missing_from_project(name) for name in modules)
 
 
 def _imported_names(node: cst.Import | cst.ImportFrom) -> Iterator[str]:
