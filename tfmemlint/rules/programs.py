@@ -34,9 +34,10 @@ METHOD_RUNNERS = frozenset({"fire.Fire"})
 # `functools.partial(app.run, main)()`, `app.run(functools.partial(main, config))`.
 PARTIAL = "functools.partial"
 # A function passed by reference to a call the walk cannot enter runs when that call wants
-# (a search's objective, a tuner's `build_model`, a thread's target), except where the
-# standard library keeps it for later or for a signal that may never come.
-DEFERRING_STDLIB_EXCEPT = frozenset({"threading", "concurrent", "multiprocessing"})
+# (a search's objective, a tuner's `build_model`, a thread's target). The standard library
+# keeps one for later or for a signal that may never come (`atexit`, `signal`), except in the
+# modules that run it: these.
+STDLIB_THAT_RUNS_FUNCTIONS = frozenset({"threading", "concurrent", "multiprocessing"})
 TF_RUNNER = "app.run"  # tf.compat.v1.app.run(main), or with no main: the module's `main`
 # What a click or typer command's decorator is spelled from, and a click group's or typer
 # app's own decorators (`@cli.command()`).

@@ -166,14 +166,15 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
         return
     if _tf1_code(start.ctx) or _keras_backend_elsewhere(ctx, walk, start):
         return
-    through = next((b for b, path in project_imports if path == start.ctx.filename), None)
-    if through is None:
-        words = FAMILY.modules
-        mentioning = [b for b, path in project_imports if project.mentions(path, words)]
-        through = (mentioning or [first])[0]
+    # The import of the module where it starts, else the first that names TensorFlow.
+    through, path = next(
+        (pair for pair in project_imports if pair[1] == start.ctx.filename),
+        next((p for p in project_imports if project.mentions(p[1], FAMILY.modules)), None)
+        or project_imports[0],
+    )
     assert through.statement is not None and through.qualified is not None
     where = f"`{start.what}` ({_place(ctx, start)})"
-    if _path_of(project_imports, through) != start.ctx.filename:
+    if path != start.ctx.filename:
         where += f", through `{through.qualified}`"
     host = _guest_host(ctx, backend)
     if host is not None:
@@ -226,10 +227,6 @@ def _project_imports(ctx: FileContext) -> list[tuple[Binding, str]]:
         if path is not None:
             found.append((binding, path))
     return found
-
-
-def _path_of(project_imports: list[tuple[Binding, str]], binding: Binding) -> str:
-    return next(path for each, path in project_imports if each is binding)
 
 
 def _why_growth_needs_the_variable(

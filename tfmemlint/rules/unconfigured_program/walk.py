@@ -21,7 +21,7 @@ from tfmemlint.rules.backends import KERAS_IMPORTERS
 from tfmemlint.rules.entry_points import is_main_guard, runner, trains
 from tfmemlint.rules.family import DEVICE_CONFIGURATION_WORDS, FORCE_GROWTH_WORD
 from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
-from tfmemlint.rules.programs import DEFERRING_STDLIB_EXCEPT, METHOD_RUNNERS, PARTIAL
+from tfmemlint.rules.programs import METHOD_RUNNERS, PARTIAL, STDLIB_THAT_RUNS_FUNCTIONS
 from tfmemlint.rules.runtime import (
     GROWTH,
     LIMIT,
@@ -373,10 +373,9 @@ class Walk:
         """Follow a call into what it runs, and say whether it could: a function of the
         module's or the project's, a class's `__init__`, a method of a class of theirs
         (`self.run()`, `Trainer().run()`, `t.run()` after `t = Trainer()`, `Gpu.setup()`).
-        A class a runner runs
-        (`fire.Fire(Trainer)`, `every_method`) runs any of its public methods too, as the
-        command line says. A call into a project module that sets GPU memory up somewhere,
-        but that cannot be followed, leaves the walk unsure."""
+        A class a runner runs (`fire.Fire(Trainer)`, `every_method`) runs any of its public
+        methods too, as the command line says. A call into a project module that sets GPU
+        memory up somewhere, but that cannot be followed, leaves the walk unsure."""
         found = self._definition(ctx, site, func)
         if found is not None:
             where, definition, owner = found
@@ -622,7 +621,7 @@ def _hands_functions_over(ctx: FileContext, site: CallSite) -> bool:
     qualified = ctx.names.qualified_names(site.node.func, site.scope, site.order) or set()
     return not any(
         name.split(".")[0] in sys.stdlib_module_names
-        and name.split(".")[0] not in DEFERRING_STDLIB_EXCEPT
+        and name.split(".")[0] not in STDLIB_THAT_RUNS_FUNCTIONS
         for name in qualified
     )
 
