@@ -69,7 +69,7 @@ def test_tensorflow_modules_cover_every_namespace_the_rules_resolve() -> None:
     [
         '"""Call tf.Session() once."""\nimport tensorflow as tf\n',
         "import tensorflow as tf\n# sess = tf.Session()\n",
-        "import tensorflow as tf\nprint('tf.Session()')\n",
+        "import tensorflow as tf\nUSAGE = 'tf.Session()'\n",
         "import tensorflow as tf\nclass Hook(tf.train.SessionRunHook):\n    pass\n",
         "import tensorflow.contrib.slim as slim\nnet = slim.conv2d(x, 3)\nmodel.train()\n",
         "import tensorflow as tf\ndef watch(Supervisor):\n    return Supervisor\n",

@@ -416,13 +416,18 @@ def test_what_either_linter_lets_stand_among_imports_stays_above_the_fix(among: 
 
 def test_where_the_block_would_start_the_runtime_first(tmp_path: Path) -> None:
     """Right after the import is sure, but code there would make the imports below E402:
-    the finding then comes without a fix, unless no import line follows."""
+    growth then comes from TF_FORCE_GPU_ALLOW_GROWTH, set before the module's first import,
+    unless no import line follows."""
     source = (
         "import tensorflow as tf\nwith tf.device('/cpu:0'):\n    X = tf.constant(1.0)\n"
         "{tail}\nif __name__ == '__main__':\n    print(tf.ones([1]))\n"
     )
     [finding] = lint_text("t.py", source.format(tail="import json\n"), DEFAULT)
-    assert finding.fix is None and "among the imports below this one" in finding.message
+    assert "among the imports below this one" in finding.message
+    assert fixed(source.format(tail="import json\n")).startswith(
+        'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n'
+        "import tensorflow as tf\n"
+    )
     nested = source.format(tail="try:\n    import yaml\nexcept ImportError:\n    yaml = None\n")
     assert fixed(nested).startswith("import tensorflow as tf\n\nfor gpu in")
     # a project module imported in the block that starts it at import
@@ -437,7 +442,9 @@ def test_where_the_block_would_start_the_runtime_first(tmp_path: Path) -> None:
     )
     result = run_cli("--no-cache", "--isolated", "--output-format", "json", str(script))
     [reported] = json.loads(result.stdout)
-    assert reported["fix"] is None and "imported before, may start it" in reported["message"]
+    assert "imported before, may start it" in reported["message"]
+    assert "set before the module's first import" in reported["message"]
+    assert reported["fix"]["message"].startswith("Set TF_FORCE_GPU_ALLOW_GROWTH=true")
 
 
 # -- TFM212: TF1-era Keras's own session ---------------------------------------------------------

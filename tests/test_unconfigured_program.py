@@ -6,6 +6,8 @@ the cases around them."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -84,6 +86,10 @@ def test_an_unconfigured_script_is_reported_by_default_and_fixed_after_the_impor
         "import click\nimport tensorflow as tf\n@click.command()\ndef go():\n    tf.ones([1])\n",
         "import typer\nimport tensorflow as tf\napp = typer.Typer()\n@app.command()\ndef go():\n    tf.ones([1])\n",
         "import click\nimport tensorflow as tf\n@click.group()\ndef cli():\n    pass\n@cli.command()\ndef go():\n    tf.ones([1])\n",
+        # a script with no guard, outside any package: what it does at module level runs
+        "import tensorflow as tf\nsquares = tf.data.Dataset.range(3).map(lambda x: x * x)\nprint(list(squares))\n",
+        'import tensorflow_datasets as tfds\nds = tfds.load("mnist", split="train")\nfor row in ds.take(1):\n    print(row)\n',
+        'from keras_cv.models import StableDiffusion\nimage = StableDiffusion().text_to_image("a horse")\nprint(image.shape)\n',
         # training at module level, in a loop too
         "import tensorflow as tf\nmodel = make_keras_model()\nmodel.fit(x, y)\n",
         "import tensorflow as tf\nmodel = make_keras_model()\nfor epoch in range(3):\n    model.fit(x, y)\n",
@@ -175,12 +181,19 @@ def test_the_fix_imports_tensorflow_where_the_module_imports_only_parts_of_it() 
     assert finding.code == "TFM205" and finding.fix is None
 
 
-def test_no_fix_where_the_program_chooses_its_gpus_after_the_import() -> None:
-    """The loop lists the GPUs: CUDA_VISIBLE_DEVICES set after it would choose nothing."""
+VARIABLE_FIRST = 'os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n'
+
+
+def test_where_the_program_chooses_its_gpus_after_the_import_the_variable_goes_first() -> None:
+    """The loop lists the GPUs: CUDA_VISIBLE_DEVICES set after it would choose nothing. The
+    growth variable lists none, and goes before the module's first import (after its
+    `import os`)."""
     late = SCRIPT.replace("    print(", '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n    print(')
     [finding] = lint_text("t.py", late, DEFAULT)
-    assert finding.code == "TFM205" and finding.fix is None
-    assert "after the program chooses its GPUs" in finding.message
+    assert finding.code == "TFM205"
+    assert "chooses its GPUs (CUDA_VISIBLE_DEVICES) after the loop's place" in finding.message
+    assert fixed(late) == late.replace("import os\n", "import os\n\n" + VARIABLE_FIRST, 1)
+    assert codes(fixed(late)) == []
     early = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n' + SCRIPT.replace(
         "import os\n", ""
     )
@@ -194,7 +207,7 @@ def test_no_fix_under_a_fraction_policy() -> None:
     assert finding.code == "TFM205" and finding.fix is None
 
 
-def test_a_runtime_started_before_the_import_gets_no_fix(tmp_path: Path) -> None:
+def test_a_runtime_started_before_the_import_gets_the_variable_first(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "early.py").write_text("import tensorflow\nX = tensorflow.constant(1)\n")
     script = tmp_path / "main.py"
@@ -203,8 +216,14 @@ def test_a_runtime_started_before_the_import_gets_no_fix(tmp_path: Path) -> None
     )
     done = run_cli("--no-cache", "--output-format", "json", str(script))
     [finding] = json.loads(done.stdout)
-    assert finding["code"] == "TFM205" and finding["fix"] is None
+    assert finding["code"] == "TFM205"
     assert "`early.py`, imported before, may start it" in finding["message"]
+    # the variable, before the first import, holds wherever it starts
+    assert run_cli("--no-cache", "--fix", str(script)).returncode == 0
+    assert script.read_text().startswith("import os\n\n" + VARIABLE_FIRST + "import early\n")
+    script.write_text(
+        'import early\nimport tensorflow as tf\n\nif __name__ == "__main__":\n    tf.ones([1])\n'
+    )
     # A module imported early that only defines what calls TensorFlow starts nothing.
     (tmp_path / "early.py").write_text("import tensorflow\ndef f():\n    tensorflow.ones(1)\n")
     [finding] = json.loads(run_cli("--no-cache", "--output-format", "json", str(script)).stdout)
@@ -364,12 +383,14 @@ def test_a_start_at_import_time_and_beside_jax_through_the_project(tmp_path: Pat
         },
     )
     cache = ("--cache-dir", str(tmp_path / "cache"))
-    assert _found(root, *cache) == [("jax_train.py", "TFM207"), ("run.py", "TFM205")]
+    # JAX's side too: the GPU it takes is TensorFlow's as well (TFM208)
+    beside_jax = [("jax_train.py", "TFM207"), ("jax_train.py", "TFM208")]
+    assert _found(root, *cache) == [*beside_jax, ("run.py", "TFM205")]
     (root / "ops.py").write_text(
         'import tensorflow as tf\ntf.config.set_visible_devices([], "GPU")\n'
         "def scale(x, by=tf.constant(2.0)):\n    return x\n"
     )
-    assert _found(root, *cache) == [("jax_train.py", "TFM207")]
+    assert _found(root, *cache) == beside_jax
 
 
 def test_a_script_entry_of_pyproject_is_an_entry_point(tmp_path: Path) -> None:
@@ -557,16 +578,25 @@ def test_force_growth_from_a_bool_is_tfm201_and_lower_cased() -> None:
         lambda s: s.replace(
             "import os\n", 'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "false"\n'
         ),
-        # processes started later must not inherit a CUDA the loop initialized
-        lambda s: s.replace("import os\n", "import os\nimport multiprocessing\n"),
     ],
 )
 def test_no_fix_where_the_loop_would_come_too_early_or_do_nothing(change) -> None:
+    """Nor is the variable sure: code before the imports may be anything, and a no for
+    growth overrides it."""
     [finding] = lint_text("t.py", change(SCRIPT), DEFAULT)
     assert finding.code == "TFM205" and finding.fix is None
 
 
-def test_no_fix_where_a_project_module_chooses_the_gpus(tmp_path: Path) -> None:
+def test_a_program_that_starts_processes_gets_the_variable() -> None:
+    """Processes started later must not inherit a CUDA the loop initialized: the variable
+    initializes nothing."""
+    forks = SCRIPT.replace("import os\n", "import os\nimport multiprocessing\n")
+    [finding] = lint_text("t.py", forks, DEFAULT)
+    assert "it starts processes, which must not inherit CUDA" in finding.message
+    assert fixed(forks) == forks.replace("import os\n", "import os\n\n" + VARIABLE_FIRST, 1)
+
+
+def test_the_variable_where_a_project_module_chooses_the_gpus(tmp_path: Path) -> None:
     root = _project(
         tmp_path,
         {
@@ -576,15 +606,31 @@ def test_no_fix_where_a_project_module_chooses_the_gpus(tmp_path: Path) -> None:
     )
     done = run_cli("--no-cache", "--output-format", "json", str(root))
     [finding] = json.loads(done.stdout)
-    assert finding["code"] == "TFM205" and finding["fix"] is None
+    assert finding["code"] == "TFM205"
+    assert finding["fix"]["message"].startswith("Set TF_FORCE_GPU_ALLOW_GROWTH=true")
 
 
-def test_no_fix_where_a_notebook_chooses_its_gpus_with_a_magic(tmp_path: Path) -> None:
-    cells = [["import tensorflow as tf"], ["%env CUDA_VISIBLE_DEVICES=1"], ["tf.ones([1])"]]
+def test_a_notebook_that_chooses_its_gpus_with_a_magic_gets_the_variable(tmp_path: Path) -> None:
+    """The variable goes before the first import, after a cell that only installs packages."""
+    cells = [
+        ["!pip install -q tensorflow"],
+        ["import tensorflow as tf"],
+        ["%env CUDA_VISIBLE_DEVICES=1"],
+        ["tf.ones([1])"],
+    ]
     path = write_notebook(tmp_path / "n.ipynb", cells)
     done = run_cli("--no-cache", "--output-format", "json", str(path))
     [finding] = json.loads(done.stdout)
-    assert finding["code"] == "TFM205" and finding["fix"] is None
+    assert finding["code"] == "TFM205"
+    assert finding["fix"]["message"].startswith("Set TF_FORCE_GPU_ALLOW_GROWTH=true")
+    assert run_cli("--no-cache", "--fix", str(path)).returncode == 0
+    second = json.loads(path.read_text())["cells"][1]["source"]
+    assert "".join(second).startswith("import os\n\n" + VARIABLE_FIRST + "import tensorflow")
+    # a line that may run the program's Python first leaves no sure place
+    cells[0] = ["%run setup.py"]
+    path = write_notebook(tmp_path / "m.ipynb", cells)
+    [finding] = json.loads(run_cli("--no-cache", "--output-format", "json", str(path)).stdout)
+    assert finding["fix"] is None
 
 
 @pytest.mark.parametrize(
@@ -827,9 +873,6 @@ def test_the_screen_keeps_every_spelling_of_an_entry_point(source: str) -> None:
         # training and running inside functions, which nothing calls at module level
         "def train(model):\n    model.fit(x)\n",
         "from absl import app\ndef launch():\n    app.run(print)\n",
-        # module-level calls of other APIs, through imports and aliases
-        "import numpy as np\nfrom tensorflow.python.util.tf_export import tf_export\n"
-        "seed = np.random.seed\nseed(0)\ntf_export('f')(print)\n",
         # a decorator that is no click or typer command
         "import functools\n@functools.lru_cache()\ndef f():\n    pass\n",
         # a test module's guard, which the first stage sees only at the module's end
@@ -854,16 +897,62 @@ def test_the_screen_follows_a_runner_through_the_projects_modules(tmp_path: Path
         + _STARTS
         + "from tools.cli import launch\ndef main(argv):\n    pass\nlaunch(main)\n"
     )
-    files = {"tools/__init__.py": "", "tools/cli.py": "def launch(main):\n    pass\n"}
+    # In a package: a script with no guard would be an entry point whatever `launch` is.
+    files = {
+        "tools/__init__.py": "",
+        "tools/cli.py": "def launch(main):\n    pass\n",
+        "app/__init__.py": "",
+    }
     (tmp_path / "project").mkdir()
-    root = _project(tmp_path / "project", {**files, "main.py": main})
+    root = _project(tmp_path / "project", {**files, "app/main.py": main})
     cached = ["--cache-dir", str(tmp_path / "cache"), "--output-format", "json", str(root)]
-    assert _verdict(root / "main.py") == "screened"
+    assert _verdict(root / "app" / "main.py") == "screened"
     assert json.loads(run_cli(*cached).stdout) == []
     (root / "tools" / "cli.py").write_text("from absl.app import run as launch\n")
-    assert _verdict(root / "main.py") == "parse"
+    assert _verdict(root / "app" / "main.py") == "parse"
     [finding] = json.loads(run_cli(*cached).stdout)  # the cache knows what the screen read
     assert (Path(finding["filename"]).name, finding["code"]) == ("main.py", "TFM205")
+
+
+def test_a_module_that_acts_at_module_level_is_a_script_only_outside_a_package(
+    tmp_path: Path,
+) -> None:
+    """A module with no guard that does something at module level (a call whose result it
+    does not keep, a loop) is run as a script where no package holds it, or a folder of
+    scripts does (`examples/`), and it is no test module. Elsewhere in a package it is
+    imported by name: a library, which the screen sets aside; and a cached result goes when
+    an `__init__.py` makes a package of the script's folder."""
+    acts = (
+        _STARTS
+        + "import numpy as np\nfrom tensorflow.python.util.tf_export import tf_export\n"
+        + "seed = np.random.seed\nseed(0)\ntf_export('f')(print)\nprint(x)\n"
+    )
+    (tmp_path / "project").mkdir()
+    root = _project(
+        tmp_path / "project",
+        {
+            "jobs/run.py": acts,
+            "jobs/test_run.py": acts,
+            "jobs/defines.py": _STARTS + "def f():\n    return x\n",
+            "pkg/__init__.py": "",
+            "pkg/lib.py": acts,
+            "examples/__init__.py": "",
+            "examples/demo.py": acts,
+        },
+    )
+    cached = ["--cache-dir", str(tmp_path / "cache"), "--output-format", "json", str(root)]
+    found = sorted(
+        (Path(f["filename"]).relative_to(root).as_posix(), f["code"])
+        for f in json.loads(run_cli(*cached).stdout)
+    )
+    assert found == [("examples/demo.py", "TFM205"), ("jobs/run.py", "TFM205")]
+    for library in ("pkg/lib.py", "jobs/test_run.py", "jobs/defines.py"):
+        assert _verdict(root / library) != "parse", library
+    (root / "jobs" / "__init__.py").write_text("")
+    assert [f["filename"] for f in json.loads(run_cli(*cached).stdout)] == [
+        str(root / "examples" / "demo.py")
+    ]
+    assert _verdict(root / "jobs" / "run.py") == "screened"
 
 
 def _verdict(path: Path) -> str:
@@ -906,7 +995,7 @@ def test_the_screen_follows_each_alias_once(monkeypatch: pytest.MonkeyPatch) -> 
     lines = [
         f"n{level}_{i} = n{level + 1}_{j}" for level in range(8) for i in range(8) for j in range(8)
     ]
-    source = _STARTS + "\n".join(lines) + "\nn0_0(print)  # __main__\n"
+    source = _STARTS + "\n".join(lines) + "\nran = n0_0(print)  # __main__\n"
     looked_up = []
     name_of = screen._Spellings._name
     monkeypatch.setattr(
@@ -946,3 +1035,160 @@ def test_the_screen_calls_code_tf1_only_where_the_rule_does(source: str) -> None
     """The rule reads TF1 code from resolved names: the screen must never call a program TF1
     that the rule does not."""
     assert codes(source + _GUARD) == ["TFM205"]
+
+
+# -- served programs --------------------------------------------------------------------------
+FLASK_APP = """\
+import tensorflow as tf
+from flask import Flask
+
+app = Flask(__name__)
+
+
+@app.route("/")
+def total():
+    return str(float(tf.reduce_sum(tf.ones([3]))))
+"""
+GUARD_ONLY = """
+
+if __name__ == "__main__":
+    for gpu in tf.config.list_physical_devices("GPU"):
+        tf.config.experimental.set_memory_growth(gpu, True)
+    app.run()
+"""
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        FLASK_APP,
+        # a FastAPI router's handler, an async one, in a module that makes no app
+        "import tensorflow as tf\nfrom fastapi import APIRouter\nrouter = APIRouter()\n"
+        '@router.post("/x")\nasync def x():\n    return float(tf.ones([1])[0])\n',
+        # a Celery app's task, and a shared task
+        "import tensorflow as tf\nfrom celery import Celery\ncelery = Celery('t')\n"
+        "@celery.task(bind=True)\ndef t(self):\n    tf.ones([1])\n",
+        "import tensorflow as tf\nfrom celery import shared_task\n"
+        "@shared_task\ndef t():\n    tf.ones([1])\n",
+        # a model loaded as the app is imported
+        "import tensorflow as tf\nimport fastapi\napp = fastapi.FastAPI()\n"
+        "model = tf.keras.models.load_model('m.keras')\n",
+    ],
+)
+def test_an_app_that_a_server_runs_is_a_program_of_each_worker(source: str) -> None:
+    [finding] = lint_text("t.py", source, DEFAULT)
+    assert finding.code == "TFM205"
+    assert "starts a runtime of its own" in finding.message
+    result = fixed(source)
+    assert result.startswith(
+        'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\nimport tensorflow'
+    )
+    assert codes(result) == []
+
+
+def test_a_setting_under_the_guard_never_runs_where_a_server_imports_the_app() -> None:
+    [finding] = lint_text("t.py", FLASK_APP + GUARD_ONLY, DEFAULT)
+    assert finding.code == "TFM205"
+    assert 'the setting under `if __name__ == "__main__":` never runs there' in finding.message
+    assert codes(fixed(FLASK_APP + GUARD_ONLY)) == []
+    # set up at the app's top, it holds in every worker
+    top = FLASK_APP.replace(
+        "app = Flask", 'tf.config.set_visible_devices([], "GPU")\napp = Flask', 1
+    )
+    assert codes(top) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # Flask imported, no app or handler made: a helper of one
+        "import tensorflow as tf\nfrom flask import jsonify\ndef reply(x):\n    return jsonify(float(tf.ones([1])[0]))\n",
+        # `route` on an object that is no app
+        "import tensorflow as tf\nimport flask\nclass R:\n    def route(self, p):\n        return lambda f: f\n"
+        "r = R()\n@r.route('/')\ndef v():\n    tf.ones([1])\n",
+    ],
+)
+def test_what_serves_nothing(source: str) -> None:
+    assert "TFM205" not in codes(source)
+
+
+def test_a_streamlit_script_runs_from_its_top_wherever_it_is(tmp_path: Path) -> None:
+    """`streamlit run pkg/dash.py` runs it as `__main__`, in a package too."""
+    dash = "import streamlit as st\nimport tensorflow as tf\nst.write(float(tf.ones([1])[0]))\n"
+    (tmp_path / "project").mkdir()
+    root = _project(tmp_path / "project", {"pkg/__init__.py": "", "pkg/dash.py": dash})
+    assert _found(root) == [("pkg/dash.py", "TFM205")]
+
+
+def test_a_task_of_an_app_that_a_project_module_makes(tmp_path: Path) -> None:
+    """`@celery.task` on the app `worker.py` makes: each process of the worker's pool runs it."""
+    files = {
+        "app/__init__.py": "",
+        "app/worker.py": "from celery import Celery\ncelery = Celery('app')\n",
+        "app/tasks.py": "import tensorflow as tf\nfrom .worker import celery\n\n\n"
+        "@celery.task\ndef total(n):\n    return float(tf.reduce_sum(tf.ones([n])))\n",
+        # the same decorator on what a project module makes of something else
+        "app/other.py": "import functools\ncache = functools.lru_cache\n",
+        "app/cached.py": "import tensorflow as tf\nfrom .other import cache\n\n\n"
+        "@cache.task\ndef total(n):\n    return float(tf.reduce_sum(tf.ones([n])))\n",
+    }
+    (tmp_path / "project").mkdir()
+    root = _project(tmp_path / "project", files)
+    done = run_cli("--no-cache", "--output-format", "json", str(root))
+    [finding] = json.loads(done.stdout)
+    assert Path(finding["filename"]).name == "tasks.py"
+    assert "served by Celery, each process of a worker's pool" in finding["message"]
+
+
+def test_a_keras_model_from_a_star_import_trained_with_a_method_only_keras_has(
+    tmp_path: Path,
+) -> None:
+    """`from model import *`, then `net().fit_generator(...)`: the model is Keras's, made in a
+    project module whose names the script takes whole; `fit` alone could be scikit-learn's."""
+    # which of the star imports binds `Input` is Keras's to say: the walk cannot tell
+    model = (
+        "from keras.models import *\nfrom keras.layers import *\nfrom keras.optimizers import *\n"
+        "\n\ndef net():\n    x = Input((2,))\n    return Model(x, Dense(1)(x))\n"
+    )
+    main = "from model import *\n\nm = net()\nm.fit_generator(batches(), steps_per_epoch=1)\n"
+    (tmp_path / "project").mkdir()
+    root = _project(tmp_path / "project", {"model.py": model, "main.py": main})
+    done = run_cli("--no-cache", "--output-format", "json", str(root))
+    [finding] = json.loads(done.stdout)
+    assert (Path(finding["filename"]).name, finding["code"]) == ("main.py", "TFM205")
+    assert "`m.fit_generator()` (line 4), through `model`" in finding["message"]
+    assert run_cli("--no-cache", "--fix", str(root)).returncode == 0
+    assert (root / "main.py").read_text() == ("import os\n\n" + VARIABLE_FIRST + main)
+    (root / "main.py").write_text(
+        main.replace("fit_generator(batches(), steps_per_epoch=1)", "fit(x)")
+    )
+    assert json.loads(run_cli("--no-cache", "--output-format", "json", str(root)).stdout) == []
+
+
+def test_settings_of_the_environment_go_at_the_head_of_the_import_block(tmp_path: Path) -> None:
+    """JAX's allocator and TensorFlow's growth, both fixed: each variable goes right after
+    the module's `import os`, one after the other, ahead of every import that may start
+    either framework, and what follows stays one sorted block (ruff's I001 sees nothing)."""
+    train = (
+        '"""Trains with JAX on data that TensorFlow reads."""\n\n'
+        "import functools\nimport os\n\nimport data\nimport jax\n\n\ndef main():\n"
+        "    print(jax.devices(), data.load(), functools, os)\n\n\n"
+        'if __name__ == "__main__":\n    main()\n'
+    )
+    files = {
+        "data.py": "import tensorflow_datasets as tfds\n\n\ndef load():\n"
+        "    return tfds.load('mnist', split='train')\n",
+        "train.py": train,
+    }
+    (tmp_path / "project").mkdir()
+    root = _project(tmp_path / "project", files)
+    assert _found(root) == [("train.py", "TFM207"), ("train.py", "TFM208")]
+    assert run_cli("--no-cache", "--fix", str(root)).returncode == 0
+    assert (root / "train.py").read_text() == train.replace(
+        "import os\n\n",
+        "import os\n\n"
+        'os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n'
+        'os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")\n',
+    )
+    ruff = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "E4,E7,E9,F,I"]
+    assert subprocess.run([*ruff, str(root / "train.py")], capture_output=True).returncode == 0

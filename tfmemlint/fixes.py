@@ -158,8 +158,10 @@ def set_env_before(ctx: FileToFix, binding: Binding, variable: str, value: str) 
     statement that made `binding` (an import), after a blank line where an import block ends
     there, as isort wants. Where the module has not imported `os` by then, `import os` and the
     setting go before the module's first import instead, a block of their own that leaves the
-    user's imports as they were sorted. None where `os` is something else, or the statement
-    is not the module body's."""
+    user's imports as they were sorted; where it has, as early as it can, right after that
+    import (and the settings of the environment that follow it), so that the imports after
+    it stay one block. None where `os` is something else, or the statement is not the module
+    body's."""
     import libcst as cst
 
     if binding.ancestry is None or binding.ancestry.parent is None:
@@ -177,9 +179,44 @@ def set_env_before(ctx: FileToFix, binding: Binding, variable: str, value: str) 
         lines = "import os\n\n" + lines
         first = _first_import(ctx.module)
         statement = first if first is not None and _imports_only(first) else statement
+    else:
+        statement = _after_os(ctx, bindings[0], statement)
     if _follows_an_import(ctx, statement):
         lines = "\n" + lines
     return insert_before_statement(ctx, statement, lines)
+
+
+def _after_os(ctx: FileToFix, os_import: Binding, statement: cst.CSTNode) -> cst.CSTNode:
+    """The first import line after the module-body statement that imports `os`, past the
+    settings of the environment there, if it comes no later than `statement`; else
+    `statement`."""
+    body = list(ctx.module.body)
+    ancestry = list(os_import.ancestry or ())
+    at = next((i for i, s in enumerate(body) if any(s is a for a in ancestry)), None)
+    if at is None:
+        return statement
+    for candidate in body[at + 1 :]:
+        if candidate is statement or not sets_the_environment(ctx, candidate):
+            return candidate if candidate is statement or _imports_only(candidate) else statement
+    return statement
+
+
+def sets_the_environment(ctx: FileToFix, statement: cst.CSTNode) -> bool:
+    """A line of `os.environ` settings (`os.environ[...] = ...`, `.setdefault(...)`), which
+    ruff lets stand among imports and which starts nothing."""
+    import libcst as cst
+
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+
+    def spelled(small: cst.BaseSmallStatement) -> str:
+        start, end = ctx.span(small)
+        return ctx.text[start:end]
+
+    return all(
+        isinstance(small, (cst.Expr, cst.Assign)) and spelled(small).startswith("os.environ")
+        for small in statement.body
+    )
 
 
 def _imports_only(statement: cst.CSTNode) -> bool:

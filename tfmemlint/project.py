@@ -509,6 +509,14 @@ class FileResolver:
                 return path
         return None
 
+    def in_a_package(self) -> bool:
+        """Whether this file's folder is a package (it holds `__init__.py`); the answer
+        depends on that file, there or not."""
+        init = os.path.join(os.path.dirname(self.importer), "__init__.py")
+        absent = self.index.files.missing(init)
+        self.read |= absent or self.index.files.read(init)[1]
+        return not absent
+
     def script_functions(self) -> frozenset[str]:
         """The functions of this module that the project's script entries run."""
         functions, read = self.index.files.script_functions(self.importer)

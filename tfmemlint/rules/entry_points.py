@@ -1,13 +1,15 @@
 """Where a program starts: whether a module is an entry point (a notebook, a `__main__` guard that
 is not a test suite's, a runner such as `absl.app.run`, a click or typer command, a script entry
 of the project, training at module level: Keras's `fit`, a `GradientTape`, a loop over a
-`tf.data` dataset), and which of its functions run beyond its body.
+`tf.data` dataset; a script with no guard at all), and which of its functions run beyond its
+body.
 Shared by the families that look at programs; the spellings are in `programs.py`."""
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
 
@@ -17,10 +19,17 @@ from tfmemlint.rules.programs import (
     CLI_DECORATORS,
     CLI_METHODS,
     PARTIAL,
+    PROJECT_APP_METHODS,
+    ROUTERS,
     RUNNERS,
+    SCRIPT_SERVERS,
+    SERVED_APPS,
+    TASK_DECORATORS,
     TEST_RUNNERS,
     TF_RUNNER,
     TRAINING_METHODS,
+    in_a_script_folder,
+    may_run_as_a_script,
 )
 
 if TYPE_CHECKING:
@@ -90,7 +99,129 @@ def entry_point(ctx: FileContext) -> tuple[cst.FunctionDef, ...] | None:
         isinstance(statement, cst.For) and _a_dataset(ctx, statement.iter) for statement in body
     ):
         return ()  # a loop over a tf.data dataset, at module level
+    return () if is_a_script(ctx) else None
+
+
+# A script's module-level statements that do something, rather than define names.
+ACTIONS = (cst.For, cst.While, cst.With)
+
+
+def is_a_script(ctx: FileContext) -> bool:
+    """A module with no `__main__` guard that is run as a script (a tutorial, a Colab export):
+    it sits outside any package (no `__init__.py` beside it; a module in a package is imported
+    by name) or in a folder of scripts (`examples/`, `tools/`), is no test module, and does
+    something at module level, a call whose result is not kept (`print(...)`, `plot(...)`) or
+    a loop, rather than only define names as a library does. Whether that code starts
+    TensorFlow is the walk's to say."""
+    if not may_run_as_a_script(ctx.filename):
+        return False
+    if not any(_acts(statement) for statement in ctx.module.body):
+        return False
+    project = ctx.names.project
+    if project is not None:
+        return in_a_script_folder(project.display(project.importer)) or not project.in_a_package()
+    return not os.path.isfile(os.path.join(os.path.dirname(ctx.filename) or ".", "__init__.py"))
+
+
+def _acts(statement: cst.BaseStatement) -> bool:
+    if isinstance(statement, ACTIONS):
+        return True
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    return any(
+        isinstance(line, cst.Expr) and isinstance(line.value, cst.Call) for line in statement.body
+    )
+
+
+class Served(NamedTuple):
+    """A program that a server runs: `server` as messages name it; the module's functions that
+    it calls as handlers (a route, a task); whether it imports the module, rather than run it
+    as `__main__` (whose guard then never runs)."""
+
+    server: str
+    handlers: tuple[cst.FunctionDef, ...]
+    imported: bool
+
+
+def served_program(ctx: FileContext) -> Served | None:
+    """The module as a server runs it, if one does: it makes a WSGI or ASGI app, a Celery app
+    or a router of one at module level, or defines a Celery task (`programs.py` lists them);
+    or it imports Streamlit or Gradio, which run it as `__main__`."""
+    names = ctx.names
+    registries: dict[str, str] = {}  # a module name bound to an app or router: its server
+    for line in ctx.module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
+                continue
+            site = names.call_site(small.value)
+            if site is None:
+                continue
+            qualified = names.qualified_names(site.node.func, site.scope, site.order) or set()
+            server = next(filter(None, map(_server_of, sorted(qualified))), None)
+            for target in small.targets if server is not None else ():
+                if isinstance(target.target, cst.Name):
+                    registries[target.target.value] = server
+    handlers: list[cst.FunctionDef] = []
+    servers: list[str] = list(registries.values())
+    for statement in ctx.module.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        for decorator in statement.decorators:
+            server = _registers(ctx, decorator.decorator, registries)
+            if server is not None:
+                handlers.append(statement)
+                servers.append(server)
+                break
+    if servers:
+        return Served(servers[0], tuple(handlers), imported=True)
+    for binding in names.module_body_imports():
+        server = SCRIPT_SERVERS.get((binding.qualified or "").split(".")[0])
+        if server is not None:
+            return Served(server, (), imported=False)
     return None
+
+
+def _app_of_the_project(ctx: FileContext, name: cst.Name) -> str | None:
+    """The server of an app or router that the module imports from a project module which
+    makes one (`from .worker import celery`, where `worker.py` calls `Celery(...)`)."""
+    project = ctx.names.project
+    spelled = ctx.names.spelled_names(name, ctx.names.module_scope, sys.maxsize) or set()
+    if project is None or len(spelled) != 1:
+        return None
+    head = next(iter(spelled)).rpartition(".")[0]
+    path = project.module(head) if head.strip(".") else None
+    if path is None:
+        return None
+    for maker, server in {**SERVED_APPS, **ROUTERS}.items():
+        if project.mentions(path, (maker.rpartition(".")[2].encode() + b"(",)):
+            return server
+    return None
+
+
+def _server_of(qualified: str) -> str | None:
+    return SERVED_APPS.get(qualified) or ROUTERS.get(qualified)
+
+
+def _registers(
+    ctx: FileContext, decorator: cst.BaseExpression, registries: dict[str, str]
+) -> str | None:
+    """The server whose handler a decorator makes of its function: a method of an app or
+    router the module made (`@app.route("/")`, `@router.post(...)`, `@celery.task`), or a
+    task decorator (`@shared_task`)."""
+    expr = decorator.func if isinstance(decorator, cst.Call) else decorator
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        found = registries.get(expr.value.value)
+        if found is not None:
+            return found
+        if expr.attr.value in PROJECT_APP_METHODS:
+            found = _app_of_the_project(ctx, expr.value)
+            if found is not None:
+                return found
+    names = ctx.names
+    qualified = names.qualified_names(expr, names.module_scope, sys.maxsize) or set()
+    return next(filter(None, map(TASK_DECORATORS.get, sorted(qualified))), None)
 
 
 def _a_dataset(ctx: FileContext, expr: cst.BaseExpression) -> bool:

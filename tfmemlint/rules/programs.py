@@ -4,6 +4,9 @@ pre-filter's screens too), and cheap to import: no libcst."""
 
 from __future__ import annotations
 
+import os
+import re
+
 # How a test module's `__main__` guard runs its tests, as spelled (`test` is TensorFlow's
 # `from tensorflow.python.platform import test`): such a module is not a program.
 TEST_RUNNERS = frozenset(
@@ -43,6 +46,52 @@ TF_RUNNER = "app.run"  # tf.compat.v1.app.run(main), or with no main: the module
 # app's own decorators (`@cli.command()`).
 CLI_DECORATORS = ("click.", "typer.")
 CLI_METHODS = frozenset({"command", "group", "callback"})
+# Served programs. A server imports the module (gunicorn and uvicorn an app, a Celery worker its
+# tasks) and calls its handlers, in each worker process, which starts a runtime of its own; the
+# module's `__main__` guard never runs there. Each maker of an app, and of what registers
+# handlers for one from another module, with the server's name as messages give it.
+SERVED_APPS = {
+    "flask.Flask": "Flask",
+    "quart.Quart": "Quart",
+    "fastapi.FastAPI": "FastAPI",
+    "starlette.applications.Starlette": "Starlette",
+    "sanic.Sanic": "Sanic",
+    "celery.Celery": "Celery",
+}
+ROUTERS = {"flask.Blueprint": "Flask", "fastapi.APIRouter": "FastAPI", "sanic.Blueprint": "Sanic"}
+# The methods of an app or router, made by a project module and imported here, that register
+# a handler here (`@bp.route(...)`, `@celery.task`): their words are rare enough for the
+# pre-filter (`get` and `post` are every dict's and every HTTP client's).
+PROJECT_APP_METHODS = frozenset({"route", "task"})
+# Decorators that make a handler of a function with no app object in the module.
+TASK_DECORATORS = {"celery.shared_task": "Celery"}
+# Servers that run the module itself as `__main__`, in one process (`streamlit run app.py`).
+SCRIPT_SERVERS = {"streamlit": "Streamlit", "gradio": "Gradio"}
+
+# The modules that pytest collects, or that configure it: never a program of their own.
+TEST_MODULE = re.compile(r"(?:test_.*|.*_test|conftest)\.py\Z")
+
+
+def may_run_as_a_script(filename: str) -> bool:
+    """By its name, whether a file may be run as a script with no `__main__` guard: Python
+    source that is no package's `__init__.py` and no test module. (Where it sits decides the
+    rest: a module in a package is imported by name.)"""
+    name = os.path.basename(filename)
+    return name.endswith(".py") and name != "__init__.py" and TEST_MODULE.match(name) is None
+
+
+# Folders whose modules are run as scripts, packages or not (an `__init__.py` there lets them
+# import each other); a module elsewhere in a package is imported by name.
+SCRIPT_FOLDERS = frozenset(
+    {"examples", "example", "scripts", "tools", "demos", "demo", "tutorials", "samples", "bin"}
+)
+
+
+def in_a_script_folder(relative: str) -> bool:
+    """Whether a file's path from the project's root passes through one of SCRIPT_FOLDERS."""
+    return any(part in SCRIPT_FOLDERS for part in relative.replace("\\", "/").split("/")[:-1])
+
+
 # Keras's training methods: whatever the receiver, in a TF2 program they run the model.
 TRAINING_METHODS = frozenset(
     {
@@ -56,6 +105,10 @@ TRAINING_METHODS = frozenset(
         "test_on_batch",
         "predict_on_batch",
     }
+)
+# ...and those of them that only Keras has (scikit-learn has `fit` and `predict` too).
+KERAS_ONLY_METHODS = frozenset(
+    method for method in TRAINING_METHODS if method.endswith(("_generator", "_on_batch"))
 )
 
 # The frameworks a program may compute with beside TensorFlow, by the top-level packages it

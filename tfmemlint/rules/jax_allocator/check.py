@@ -298,11 +298,35 @@ def _shares_the_gpu(ctx: FileContext, backend: KerasBackend) -> str | None:
             or keras_on_tensorflow
         ):
             return "the same program starts TensorFlow, which reserves nearly all of what is left"
+    through = None if tensorflow_hidden else _tensorflow_through_the_project(ctx)
+    if through is not None:
+        return (
+            f"the same program imports TensorFlow through `{through}`, which reserves nearly "
+            "all of what is left once it starts"
+        )
     if backend.name == "jax" and roots & KERAS_IMPORTERS:
         return f"Keras runs on JAX here ({backend.how})"
     if roots & TORCH_MODULES and "cuda" in ctx.text:
         return "the same program runs PyTorch on the GPU, which then runs out of memory"
     return None
+
+
+def _tensorflow_through_the_project(ctx: FileContext) -> str | None:
+    """The first project module the module body imports that imports TensorFlow itself, or a
+    library that starts it (a dataset pipeline in `dataset.py`), as the module imports it."""
+    project = ctx.names.project
+    if project is None:
+        return None
+    for binding in ctx.names.module_body_imports():
+        qualified = binding.qualified or ""
+        path = project.module_of(qualified) if qualified else None
+        if path is not None and project.mentions(path, _TENSORFLOW_IMPORTS):
+            return qualified
+    return None
+
+
+# How a module imports TensorFlow, or tfds, TF Hub... (their packages begin with its name).
+_TENSORFLOW_IMPORTS = (b"import tensorflow", b"from tensorflow")
 
 
 def _fix(ctx: FileContext, anchor: Binding) -> Fix | None:

@@ -9,10 +9,16 @@ the libraries that start TensorFlow, in `tfmemlint/rules/starters.py`.
 import re
 
 from tfmemlint.model import Rule, RuleDoc
+from tfmemlint.rules import starters
 from tfmemlint.rules.family import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
+    PROJECT_APP_METHODS,
+    ROUTERS,
     RUNNERS,
+    SCRIPT_SERVERS,
+    SERVED_APPS,
+    TASK_DECORATORS,
     TEST_RUNNERS,
     TF_RUNNER,
     TRAINING_METHODS,
@@ -31,10 +37,13 @@ UNCONFIGURED_PROGRAM = Rule(
         "`[project.scripts]` (or `[project.gui-scripts]`, `[tool.poetry.scripts]`) entry of "
         "the nearest "
         "pyproject.toml; a module that uses Keras and calls `fit`, `evaluate` or `predict` at "
-        "module level. Library modules are never reported, and neither are test modules: "
-        "a module whose `__main__` guard only runs its tests (`tf.test.main()`, "
-        "`absltest.main()`, `unittest.main()`) is a suite that pytest imports without it. "
-        "From the entry code the rule "
+        "module level; a script with no guard, outside any package or in a folder of scripts "
+        "(`examples/`, `tools/`), that prints at module "
+        "level or names a library that starts TensorFlow, and does something there (a call "
+        "whose result it does not keep, a loop). Library modules are never reported, and "
+        "neither are test modules: a module whose `__main__` guard only runs its tests "
+        "(`tf.test.main()`, `absltest.main()`, `unittest.main()`) is a suite that pytest "
+        "imports without it. From the entry code the rule "
         "follows, in the order they run, the functions and classes of the module and of the "
         "project that it calls (a class's `__init__`, the methods of its objects, static "
         "methods), the project modules it imports (their import-time code, where it may set "
@@ -89,13 +98,18 @@ UNCONFIGURED_PROGRAM = Rule(
         "(when `tf` is free). The `try` keeps a runtime that something else started from "
         "crashing the program. Where the entry never imports TensorFlow and the start is in "
         'a project module, `os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")` '
-        "goes before its first project import instead. No fix when the runtime starts before "
-        "that place (in a module "
-        "imported earlier); when the program sets `CUDA_VISIBLE_DEVICES` (or `CUDA_DEVICE_ORDER`) "
-        "after it (or a project module or `%env` line does), which the loop's listing of the "
-        "GPUs would make too late; when it forces `TF_FORCE_GPU_ALLOW_GROWTH=false`, which "
-        "overrides growth; when it starts processes (`multiprocessing`), which must not "
-        "inherit the CUDA that listing initializes; or under "
+        "goes before its first project import instead, and in an app that a server imports "
+        "(gunicorn, uvicorn, a Celery worker) before its first import of TensorFlow: it "
+        "lists no GPU before the server forks its workers. Where the loop's place would not "
+        "be sure, the same variable goes before the module's first import (after a docstring, "
+        "`from __future__` and an `import os` of its own line): when the runtime may start "
+        "before that place (in a module imported earlier); when the program sets "
+        "`CUDA_VISIBLE_DEVICES` (or `CUDA_DEVICE_ORDER`) after it (or a project module or "
+        "`%env` line does), which the loop's listing of the GPUs would make too late; when it "
+        "starts processes (`multiprocessing`), which must not inherit the CUDA that listing "
+        "initializes. No fix where other code comes before the first import; when the "
+        "program forces `TF_FORCE_GPU_ALLOW_GROWTH=false`, which overrides growth; for "
+        "TFM207's hiding of the GPUs, which has no variable of TensorFlow's alone; or under "
         "`--policy fraction=F`: TF2 has no fraction of the GPU to set, only a limit in "
         "megabytes, which a linter cannot choose for you. Where the program gives a CPU a "
         "logical-device configuration (virtual CPUs), TensorFlow passes no memory growth on "
@@ -178,6 +192,24 @@ RUNNER_WORDS = (
     ),
 )
 
+# A script with no guard is an entry point too (`entry_points.is_a_script`). It prints at
+# module level, as almost no library does, or it names a library of `starters.py` that starts
+# TensorFlow for it. (transformers is left out: most of the files that name it are PyTorch's.)
+SCRIPT_WORDS = (
+    b"\nprint(",
+    *sorted(root.encode() for root in starters.ROOTS if root != starters.TRANSFORMERS),
+)
+
+# A served program's marks: the classes that make its app or router, its task decorators, the
+# servers that run it as `__main__`, the decorators of an app a project module made.
+SERVER_WORDS = tuple(
+    sorted(
+        {name.rpartition(".")[2].encode() for name in (*SERVED_APPS, *ROUTERS, *TASK_DECORATORS)}
+        | {server.encode() for server in SCRIPT_SERVERS}
+        | {f".{method}{end}".encode() for method in PROJECT_APP_METHODS for end in "(\n\r"}
+    )
+)
+
 KERAS_SESSION = Rule(
     code="TFM212",
     name="keras-session-unconfigured",
@@ -228,7 +260,15 @@ FAMILY = RuleFamily(
     # The marks of an entry point; a notebook's JSON always has "nbformat". A file with none
     # of them can still be an entry point through pyproject.toml: the runner asks the
     # project index about those (see `prefilter.first_stage`).
-    triggers=(b"__main__", *RUNNER_WORDS, b"GradientTape", b"Dataset", b'"nbformat"'),
+    triggers=(
+        b"__main__",
+        *RUNNER_WORDS,
+        *SCRIPT_WORDS,
+        *SERVER_WORDS,
+        b"GradientTape",
+        b"Dataset",
+        b'"nbformat"',
+    ),
     # transformers: its TF classes start TensorFlow in a file that names neither.
     modules=(*TENSORFLOW_MODULES, b"transformers"),
     checker="tfmemlint.rules.unconfigured_program.check:check",

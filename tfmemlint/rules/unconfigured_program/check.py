@@ -9,20 +9,36 @@ is configuration, and so is an op behind `if args.train:`.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint.model import Finding
-from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, CallSite
+from tfmemlint import fixes
+from tfmemlint.model import Finding, Fix
+from tfmemlint.names import (
+    TF1,
+    TF1_COMPAT,
+    TF2_COMPAT,
+    Ancestry,
+    Binding,
+    CallSite,
+    dotted_name,
+)
 from tfmemlint.rules import starters
 from tfmemlint.rules.backends import KerasBackend, keras_backend
-from tfmemlint.rules.entry_points import entry_point, trains
+from tfmemlint.rules.entry_points import (
+    Served,
+    entry_point,
+    is_main_guard,
+    served_program,
+    trains,
+)
 from tfmemlint.rules.family import holds_a_trigger
 from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
 from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
-from tfmemlint.rules.runtime import LIMIT
+from tfmemlint.rules.runtime import LIMIT, hides_all_gpus
 from tfmemlint.rules.session_sites import ENTRY_POINTS, fixes_only_configure_sessions
 from tfmemlint.rules.unconfigured_program import (
     FAMILY,
@@ -36,6 +52,7 @@ from tfmemlint.rules.unconfigured_program.fix import (
     fix_place,
     growth_env_fix,
     is_an_import_line,
+    is_an_ipython_line,
     tf_config_fix,
     top_index,
 )
@@ -77,19 +94,20 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         # still start TensorFlow through a module of the project's.
         yield from _started_through_the_project(ctx, backend)
         return
-    entry = entry_point(ctx)
-    if entry is None:
+    program = _program(ctx)
+    if program is None:
         return
+    entry, served = program
     if _tf1_code(ctx):
         # TF1 code: only TF1-era Keras's own session is this family's (TFM212).
         if "keras" in ctx.text and not _configures(ctx) and not _runs_on_a_tpu(ctx):
             yield from _keras_own_session(ctx)
         return
-    if _configures(ctx) or _runs_on_a_tpu(ctx):
+    if _configures(ctx, served) or _runs_on_a_tpu(ctx):
         return
     if _is_keras(anchor) and backend.by_default and _imported_roots(ctx) & _HOSTS:
         return  # Keras beside JAX or PyTorch, its backend left to the shell: likely theirs
-    walk, place = _walked(ctx, entry, anchor, backend)
+    walk, place = _walked(ctx, entry, anchor, backend, served is not None)
     project = ctx.names.project
     for other in walk.contexts[1:]:  # the entry's result holds while what it read does
         if project is not None and other.names.project is not None:
@@ -122,19 +140,43 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         )
         message += f" (Keras runs on TensorFlow, its default backend: {told})"
     assert anchor.statement is not None
+    if served is not None:
+        message += _served_note(ctx, served)
+        imported = first_tensorflow_or_keras_import(ctx)
+        first = anchor if imported is None or anchor.order < imported.order else imported
+        fix, tail = _env_fix(
+            ctx,
+            walk,
+            start,
+            first,
+            ": TF_FORCE_GPU_ALLOW_GROWTH, set at the module's top before TensorFlow, holds in "
+            "every worker and lists no GPU before the server forks",
+        )
+        yield ctx.finding(rule, message + tail, anchor.statement, fix)
+        return
     hide = host is not None and ctx.policy.guest == "hide"
     without_tf_config = _why_growth_needs_the_variable(ctx, anchor, hide)
     if without_tf_config is not None:
         # Where `tf.config` growth would not hold, the allocator's variable still does.
         why, holds = without_tf_config
-        why_not = _why_no_env_fix(ctx, walk, start)
-        fix = growth_env_fix(ctx) if why_not is None else None
-        message += why + (why_not or f": TF_FORCE_GPU_ALLOW_GROWTH, set before TensorFlow, {holds}")
+        fix, tail = _env_fix(
+            ctx, walk, start, None, f": TF_FORCE_GPU_ALLOW_GROWTH, set before TensorFlow, {holds}"
+        )
+        yield ctx.finding(rule, message + why + tail, anchor.statement, fix)
+        return
+    no_loop = _why_no_fix(ctx, place, walk, start)
+    if no_loop is None:
+        fix = tf_config_fix(ctx, anchor, place, hide)
         yield ctx.finding(rule, message, anchor.statement, fix)
         return
-    why_not = _why_no_fix(ctx, place, walk, start)
-    fix = tf_config_fix(ctx, anchor, place, hide) if why_not is None else None
-    yield ctx.finding(rule, message + (why_not or ""), anchor.statement, fix)
+    why, advice = no_loop
+    # Hiding the GPUs from TensorFlow alone has no variable: CUDA_VISIBLE_DEVICES hides them
+    # from the host framework too.
+    first = None if hide or _overrides_growth(ctx) else _growth_variable_first(ctx)
+    if first is not None:
+        yield ctx.finding(rule, message + why + _VARIABLE_FIRST, anchor.statement, first)
+        return
+    yield ctx.finding(rule, message + why + advice, anchor.statement, None)
 
 
 def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Iterator[Finding]:
@@ -149,20 +191,25 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
         return
     if project is None or not (project_imports := _project_imports(ctx)):
         return
-    entry = entry_point(ctx)
-    if entry is None or _configures(ctx) or _runs_on_a_tpu(ctx):
+    program = _program(ctx)
+    if program is None:
+        return
+    entry, served = program
+    if _configures(ctx, served) or _runs_on_a_tpu(ctx):
         return
     first = project_imports[0][0]
     # Only what runs before the first project import is "before the import": the variable
     # goes there, ahead of anything that import runs.
     top = top_index(ctx, first) - 1
-    walk = Walk(ctx, top, top, backend.is_tensorflow, starts_at_import=True)
+    walk = Walk(
+        ctx, top, top, backend.is_tensorflow, starts_at_import=True, served=served is not None
+    )
     walk.run(entry)
     for other in walk.contexts[1:]:  # the entry's result holds while what it read does
         if other.names.project is not None:
             project.read |= other.names.project.read
     start = walk.first_start
-    if start is None or walk.configured or walk.unsure or start.ctx is ctx:
+    if start is None or walk.configured or walk.unsure:
         return
     if _tf1_code(start.ctx) or _keras_backend_elsewhere(ctx, walk, start):
         return
@@ -190,13 +237,47 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
             f"This program starts TensorFlow's runtime at {where} with GPU memory "
             "unconfigured: it reserves nearly all of every GPU"
         )
-    why_not = _why_no_env_fix(ctx, walk, start)
-    fix = growth_env_fix(ctx, before=first) if why_not is None else None
-    message += why_not or (
+    if served is not None:
+        message += _served_note(ctx, served)
+    fix, tail = _env_fix(
+        ctx,
+        walk,
+        start,
+        first,
         ": TF_FORCE_GPU_ALLOW_GROWTH, set before the project's modules are imported, holds "
-        "wherever the program starts TensorFlow"
+        "wherever the program starts TensorFlow",
     )
-    yield ctx.finding(rule, message, through.statement, fix)
+    yield ctx.finding(rule, message + tail, through.statement, fix)
+
+
+def _program(
+    ctx: FileContext,
+) -> tuple[tuple[cst.FunctionDef, ...], Served | None] | None:
+    """The functions that run beyond the entry module's body, and the server that runs it,
+    if one does and imports it (its handlers are the functions); None for a library module.
+    A server that runs the module as `__main__` (Streamlit) makes it an entry point, and
+    the program is followed as any script is."""
+    served = served_program(ctx)
+    if served is not None and served.imported:
+        return served.handlers, served
+    entry = entry_point(ctx)
+    if entry is None:
+        return None if served is None else ((), None)
+    return entry, None
+
+
+def _served_note(ctx: FileContext, served: Served) -> str:
+    """What a server makes of the start: a runtime per worker process; and a setting the
+    module makes only under its `__main__` guard, which never runs there."""
+    workers = (
+        "each process of a worker's pool"
+        if served.server == "Celery"
+        else "each worker process (`gunicorn -w 4`, `uvicorn --workers 4`)"
+    )
+    note = f"; served by {served.server}, {workers} starts a runtime of its own"
+    if _configures(ctx):
+        note += ', and the setting under `if __name__ == "__main__":` never runs there'
+    return note
 
 
 def _keras_backend_elsewhere(ctx: FileContext, walk: Walk, start: Start) -> bool:
@@ -219,7 +300,8 @@ def _project_imports(ctx: FileContext) -> list[tuple[Binding, str]]:
     project = ctx.names.project
     assert project is not None
     found = []
-    for binding in ctx.names.module_body_imports():
+    imports = ctx.names.module_body_imports()
+    for binding in sorted([*imports, *_star_imports(ctx, imports)], key=lambda b: b.order):
         qualified = binding.qualified or ""
         if not qualified or qualified.startswith("__future__"):
             continue
@@ -227,6 +309,26 @@ def _project_imports(ctx: FileContext) -> list[tuple[Binding, str]]:
         if path is not None:
             found.append((binding, path))
     return found
+
+
+def _star_imports(ctx: FileContext, imports: list[Binding]) -> Iterator[Binding]:
+    """A binding for each `from module import *` line of the module body, which binds no name
+    the names table keeps: where a finding and a fix can stand, as at any import. Its order
+    is that of the next import's, so that what came before it still comes before."""
+    scope = ctx.names.module_scope
+    module_node = Ancestry(ctx.module, None)
+    for index, statement in enumerate(ctx.module.body):
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            continue
+        small = statement.body[0]
+        if not isinstance(small, cst.ImportFrom) or not isinstance(small.names, cst.ImportStar):
+            continue
+        if small.relative or small.module is None:
+            continue  # the project index names no file for `from . import *`
+        later = [b.order for b in imports if top_index(ctx, b) > index]
+        order = min(later) if later else sys.maxsize
+        ancestry = Ancestry(statement, module_node)
+        yield Binding("*", scope, "import", order, small, ancestry, dotted_name(small.module))
 
 
 def _why_growth_needs_the_variable(
@@ -260,27 +362,103 @@ def _configures_cpus(ctx: FileContext) -> bool:
     )
 
 
-def _why_no_env_fix(ctx: FileContext, walk: Walk, start: Start) -> str | None:
-    """Why TF_FORCE_GPU_ALLOW_GROWTH, set before the first import of TensorFlow or Keras, would
-    not be sure to work, if it would not."""
+def _env_fix(
+    ctx: FileContext, walk: Walk, start: Start, before: Binding | None, holds: str
+) -> tuple[Fix | None, str]:
+    """TF_FORCE_GPU_ALLOW_GROWTH's fix, set before the import `before` (by default the first
+    of TensorFlow or Keras), and what the message says of it (`holds`, where it goes there).
+    Where TensorFlow may start before that import, the variable goes before the module's
+    first import instead; no fix where it would not be sure to work."""
     if ctx.policy.fraction is not None:
-        return (
+        return None, (
             ": set a session up with your fraction, `set_session(Session(config=...))`, "
             "before the model is built (TF1), or limit memory with `tf.config` (TF2)"
         )
+    if _overrides_growth(ctx):
+        return None, ": TF_FORCE_GPU_ALLOW_GROWTH=false here overrides memory growth"
     if start.top <= walk.import_top:
-        return ": it starts before this import; set TF_FORCE_GPU_ALLOW_GROWTH=true before it"
-    if walk.early_start is not None:
-        return (
-            f": `{walk.early_start}`, imported before, may start it; set "
-            "TF_FORCE_GPU_ALLOW_GROWTH=true before that"
-        )
-    if any(
+        why = "; it starts before this import"
+    elif walk.early_start is not None:
+        why = f"; `{walk.early_start}`, imported before, may start it"
+    else:
+        return growth_env_fix(ctx, before), holds
+    first = _growth_variable_first(ctx)
+    if first is None:
+        return None, why + ": set TF_FORCE_GPU_ALLOW_GROWTH=true before that"
+    return first, why + _VARIABLE_FIRST
+
+
+def _overrides_growth(ctx: FileContext) -> bool:
+    """Whether the module sets TF_FORCE_GPU_ALLOW_GROWTH to a no, which overrides growth."""
+    return any(
         setting.variable == FORCE_GROWTH and not configures_env(setting.variable, setting.text)
         for setting in process_wide(ctx).env
-    ):
-        return ": TF_FORCE_GPU_ALLOW_GROWTH=false here overrides memory growth"
+    )
+
+
+_VARIABLE_FIRST = (
+    ": TF_FORCE_GPU_ALLOW_GROWTH, set before the module's first import, holds wherever "
+    "TensorFlow starts, and lists no GPU"
+)
+
+
+def _growth_variable_first(ctx: FileContext) -> Fix | None:
+    """TF_FORCE_GPU_ALLOW_GROWTH set before the module body's first import (after an `import
+    os` of its own line, where that comes first): before anything the program imports can
+    start TensorFlow, choose the GPUs or fork. None where anything else comes before that
+    import but a docstring and `from __future__` (it may be code that starts TensorFlow)."""
+    for index, statement in enumerate(ctx.module.body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        if all(_docstring_or_future(small) for small in statement.body):
+            continue
+        if _runs_no_python(ctx, statement):
+            continue
+        if len(statement.body) == 1 and _imports_os(statement.body[0]):
+            continue
+        if fixes.sets_the_environment(ctx, statement):
+            continue
+        first = next(
+            (b for b in ctx.names.module_body_imports() if top_index(ctx, b) == index), None
+        )
+        return None if first is None else growth_env_fix(ctx, before=first)
     return None
+
+
+# A notebook's IPython lines that run no Python of the program's: a shell command, a package
+# install, the environment, the plotting backend.
+_NO_PYTHON = ("!", "%pip ", "%conda ", "%env ", "%matplotlib ", "%load_ext ", "%config ")
+
+
+def _runs_no_python(ctx: FileContext, statement: cst.SimpleStatementLine) -> bool:
+    """Whether a statement stands in for a notebook's IPython line that runs no Python."""
+    if not is_an_ipython_line(statement):
+        return False
+    row = ctx.lines.location(ctx.span(statement)[0]).row
+    lines = ctx.layout.set_aside.splitlines()
+    rows = ctx.layout.set_aside_rows
+    said = [line for line, at in zip(lines, rows, strict=False) if at == row]
+    return bool(said) and all(line.lstrip().startswith(_NO_PYTHON) for line in said)
+
+
+def _docstring_or_future(small: cst.BaseSmallStatement) -> bool:
+    if isinstance(small, cst.Expr):
+        return isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+    return (
+        isinstance(small, cst.ImportFrom)
+        and isinstance(small.module, cst.Name)
+        and small.module.value == "__future__"
+    )
+
+
+def _imports_os(small: cst.BaseSmallStatement) -> bool:
+    """`import os`, as itself."""
+    return (
+        isinstance(small, cst.Import)
+        and len(small.names) == 1
+        and small.names[0].asname is None
+        and dotted_name(small.names[0].name) == "os"
+    )
 
 
 # Keras 2's calls that make its session (`get_session()`) and so start the allocator, beside the
@@ -385,36 +563,39 @@ _KERAS3_WORDS = (
 )
 
 
-def _why_no_fix(ctx: FileContext, place: int, walk: Walk, start: Start) -> str | None:
-    """Why the fix after the import block would not be sure to work, if it would not."""
+def _why_no_fix(ctx: FileContext, place: int, walk: Walk, start: Start) -> tuple[str, str] | None:
+    """Why the loop after the import block would not be sure to work, if it would not, and
+    what to do instead: (why, advice)."""
     misplaced = _place_problem(ctx, place, walk, start)
     if misplaced is not None:
         return misplaced
     if walk.chooses_gpus:
         return _CHOOSES_GPUS
-    if any(
-        setting.variable == FORCE_GROWTH and not configures_env(setting.variable, setting.text)
-        for setting in process_wide(ctx).env
-    ):
-        return "; TF_FORCE_GPU_ALLOW_GROWTH=false here overrides memory growth"
+    if _overrides_growth(ctx):
+        return "; TF_FORCE_GPU_ALLOW_GROWTH=false here overrides memory growth", ""
     if any(word in ctx.text for word in _FORKS):
         # Listing the GPUs initializes CUDA, which a process forked after it cannot use.
-        return "; it starts processes, which must not inherit CUDA: set it up where they start"
+        return "; it starts processes, which must not inherit CUDA", ": set it up where they start"
     return None
 
 
-_CHOOSES_GPUS = "; set it up after the program chooses its GPUs (CUDA_VISIBLE_DEVICES)"
+_CHOOSES_GPUS = (
+    "; the program chooses its GPUs (CUDA_VISIBLE_DEVICES) after the loop's place",
+    ": set it up after that",
+)
 
 
-def _place_problem(ctx: FileContext, place: int, walk: Walk, start: Start) -> str | None:
-    """Why the fix, after statement `place` of the module body, would come too late, if it
-    would."""
+def _place_problem(
+    ctx: FileContext, place: int, walk: Walk, start: Start
+) -> tuple[str, str] | None:
+    """Why the loop, after statement `place` of the module body, would come too late, if it
+    would, and what to do instead."""
     if start.top <= walk.import_top:
-        return "; it starts before this import, so configure it earlier"
+        return "; it starts before this import", ", so configure it earlier"
     if start.top <= walk.anchor_top:
-        return "; it starts among the imports below this one, before the fix's place after them"
+        return "; it starts among the imports below this one, before the fix's place after them", ""
     if walk.early_start is not None:
-        return f"; `{walk.early_start}`, imported before, may start it: configure it earlier"
+        return f"; `{walk.early_start}`, imported before, may start it", ": configure it earlier"
     if _chooses_gpus_after(ctx, place):
         # The fix lists the GPUs, and CUDA reads these variables once, then: set after it,
         # they would no longer choose the GPUs. Where the fix belongs is the user's call.
@@ -427,6 +608,7 @@ def _walked(
     entry: tuple[cst.FunctionDef, ...],
     anchor: Binding,
     backend: KerasBackend,
+    served: bool,
 ) -> tuple[Walk, int]:
     """The walk from the entry point, and where the fix goes: after the import block, or,
     where something in the block would start the runtime first (code among the imports) or
@@ -434,14 +616,14 @@ def _walked(
     follows it in the block."""
     top = top_index(ctx, anchor)
     place = fix_place(ctx, anchor)
-    walk = Walk(ctx, top, place, backend.is_tensorflow)
+    walk = Walk(ctx, top, place, backend.is_tensorflow, served=served)
     walk.run(entry)
     start = walk.first_start
     if place == top or start is None or _place_problem(ctx, place, walk, start) is None:
         return walk, place
     if any(is_an_import_line(s) for s in ctx.module.body[top + 1 : place + 1]):
         return walk, place  # code above an import would be E402: no fix, rather than that
-    closer = Walk(ctx, top, top, backend.is_tensorflow)
+    closer = Walk(ctx, top, top, backend.is_tensorflow, served=served)
     closer.run(entry)
     near = closer.first_start
     if near is not None and _place_problem(ctx, top, closer, near) is None:
@@ -621,16 +803,32 @@ def _spells_tf1(ctx: FileContext, tensorflow: Binding) -> bool:
     return False
 
 
-def _configures(ctx: FileContext) -> bool:
+def _configures(ctx: FileContext, served: Served | None = None) -> bool:
     """Whether the module sets GPU memory up anywhere: wherever the walk would place it, the
-    rule has nothing sure to say (TFM203 reports a setting that comes too late)."""
+    rule has nothing sure to say (TFM203 reports a setting that comes too late). Where a
+    server imports the module, anywhere but under its `__main__` guard, which never runs."""
     names = ctx.names
-    if any(configures_env(setting.variable, setting.text) for setting in process_wide(ctx).env):
+    guards = [
+        ctx.span(statement)
+        for statement in ctx.module.body
+        if served is not None and served.imported and is_main_guard(statement)
+    ]
+
+    def runs(node: cst.CSTNode) -> bool:
+        start, end = ctx.span(node)
+        return not any(first <= start and end <= last for first, last in guards)
+
+    if any(
+        configures_env(setting.variable, setting.text) and runs(setting.node)
+        for setting in process_wide(ctx).env
+    ):
         return True
-    if process_wide(ctx).limits:
+    if process_wide(ctx).limits and not guards:
         return True
     for site in names.calls:
-        if configuration(ctx, site) is not None:
+        if not runs(site.node):
+            continue
+        if configuration(ctx, site) is not None or (guards and hides_all_gpus(names, site)):
             return True
     return any(
         binding.kind == "import"

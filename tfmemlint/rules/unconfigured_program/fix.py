@@ -99,10 +99,15 @@ def _among_imports(statement: cst.CSTNode) -> bool:
         return not is_main_guard(statement)
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
-    comment = statement.trailing_whitespace.comment
-    if comment is not None and comment.value == _MAGIC:
+    if is_an_ipython_line(statement):
         return True  # a notebook's IPython line, which neither linter counts as code
     return all(_small_among_imports(small) for small in statement.body)
+
+
+def is_an_ipython_line(statement: cst.SimpleStatementLine) -> bool:
+    """Whether the statement stands in for a notebook's IPython line (`%env`, `!pip`)."""
+    comment = statement.trailing_whitespace.comment
+    return comment is not None and comment.value == _MAGIC
 
 
 def _small_among_imports(small: cst.BaseSmallStatement) -> bool:

@@ -18,10 +18,17 @@ from tfmemlint.rules.programs import (
     CLI_DECORATORS,
     CLI_METHODS,
     PARTIAL,
+    PROJECT_APP_METHODS,
+    ROUTERS,
     RUNNERS,
+    SCRIPT_SERVERS,
+    SERVED_APPS,
+    TASK_DECORATORS,
     TEST_RUNNERS,
     TF_RUNNER,
     TRAINING_METHODS,
+    in_a_script_folder,
+    may_run_as_a_script,
 )
 from tfmemlint.source import LineIndex, SourceError, SourceText
 
@@ -150,7 +157,8 @@ def may_be_an_entry(
     pyproject.toml, which the pre-filter asks the project about itself.) It asks of the same
     spellings: a `__main__` guard that does more than run tests; at module level, a call that
     trains a model or may run a main function; a function whose decorator may make it a click
-    or typer command. Where a name may come from anywhere (a star import), it may. `text`: the
+    or typer command; what a server may run (`served_program`); a script with no guard
+    (`is_a_script`). Where a name may come from anywhere (a star import), it may. `text`: the
     source, decoded; `project`: the file's view of the project index, asked for if needed."""
     guards = [statement for statement in tree.body if _may_be_main_guard(statement)]
     if guards:
@@ -165,12 +173,29 @@ def may_be_an_entry(
         isinstance(statement, ast.For) for statement in tree.body
     ):
         return True  # training at module level (the rule asks whether the loop's is a dataset)
+    if any(_serves(statement) for statement in tree.body):
+        return True  # a server may run it (`entry_points.served_program`)
     decorators = [
         decorator.func if isinstance(decorator, ast.Call) else decorator
         for statement in tree.body
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
         for decorator in statement.decorator_list
     ]
+    if any(
+        isinstance(decorator, ast.Attribute) and decorator.attr in PROJECT_APP_METHODS
+        for decorator in decorators
+    ):
+        return True  # a handler of an app that a project module makes
+    if any(_acts(statement) for statement in tree.body):
+        resolver = project()
+        if resolver is None or (
+            may_run_as_a_script(resolver.filename)
+            and (
+                in_a_script_folder(resolver.display(resolver.importer))
+                or not resolver.in_a_package()
+            )
+        ):
+            return True  # a script with no guard (`entry_points.is_a_script`)
     if any(_cli_method(decorator) for decorator in decorators):
         return True
     if not calls and not decorators:
@@ -198,6 +223,30 @@ def may_be_an_entry(
         if any(runs_a_main(qualified) for qualified in resolved or ()):
             return True
     return False
+
+
+# The packages of the servers that `entry_points.served_program` knows.
+_SERVER_ROOTS = frozenset(
+    {name.split(".")[0] for name in (*SERVED_APPS, *ROUTERS, *TASK_DECORATORS)}
+    | set(SCRIPT_SERVERS)
+)
+
+
+def _serves(statement: ast.stmt) -> bool:
+    """An import of a server's package, from which the module may make an app for it."""
+    if isinstance(statement, ast.Import):
+        return any(alias.name.split(".")[0] in _SERVER_ROOTS for alias in statement.names)
+    if isinstance(statement, ast.ImportFrom) and statement.level == 0:
+        return (statement.module or "").split(".")[0] in _SERVER_ROOTS
+    return False
+
+
+def _acts(statement: ast.stmt) -> bool:
+    """What `entry_points._acts` says of libcst's tree: a loop, a `with`, or a call whose
+    result is not kept."""
+    if isinstance(statement, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+        return True
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
 
 
 def runs_a_main(qualified: str) -> bool:
@@ -369,6 +418,24 @@ def tf1_definition(tree: ast.Module, name: str) -> bool:
         tf1 = set(compat) | plain
         return any(isinstance(n, ast.Name) and n.id in tf1 for n in ast.walk(found))
     return _runs_tf1(found, plain, plain | set(compat))
+
+
+def tf1_at_import(tree: ast.Module) -> bool:
+    """Whether importing a module of TF1 code (`tf1_code`) runs it: its import-time code makes
+    a session, turns TF2 off, or calls a function or class of its own that runs TF1 code
+    (`load_session()`, which hands Keras a `tf.Session`)."""
+    called: set[str] = set()
+    for node in runs_at_import(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if _spelled_last(node.func) in _TF1_AT_IMPORT:
+            return True
+        if isinstance(node.func, ast.Name):
+            called.add(node.func.id)
+    return any(tf1_definition(tree, name) for name in sorted(called))
+
+
+_TF1_AT_IMPORT = GRAPH_MODE | {"Session", "InteractiveSession"}
 
 
 def _aliases(tree: ast.Module) -> tuple[set[str], list[str]]:

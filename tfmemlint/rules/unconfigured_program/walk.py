@@ -14,14 +14,19 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tfmemlint.module_summary import member
-from tfmemlint.names import CallSite, dotted_name
+from tfmemlint.names import CallSite, ModuleNames, Scope, dotted_name
 from tfmemlint.project import FileResolver
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS
 from tfmemlint.rules.entry_points import is_main_guard, runner, trains
 from tfmemlint.rules.family import DEVICE_CONFIGURATION_WORDS, FORCE_GROWTH_WORD
 from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
-from tfmemlint.rules.programs import METHOD_RUNNERS, PARTIAL, STDLIB_THAT_RUNS_FUNCTIONS
+from tfmemlint.rules.programs import (
+    KERAS_ONLY_METHODS,
+    METHOD_RUNNERS,
+    PARTIAL,
+    STDLIB_THAT_RUNS_FUNCTIONS,
+)
 from tfmemlint.rules.runtime import (
     GROWTH,
     LIMIT,
@@ -34,6 +39,7 @@ from tfmemlint.rules.unconfigured_program import frameworks
 from tfmemlint.rules.unconfigured_program.screen import (
     GRAPH_MODE,
     calls_tensorflow_at_import,
+    tf1_at_import,
     tf1_code,
     tf1_definition,
 )
@@ -61,6 +67,8 @@ _IMPORT_TIME_WORDS = (
 )
 
 _TENSORFLOW_WORDS = (b"tensorflow", b"keras")
+# What a module whose import runs TF1 code holds: a session, or TF2 turned off.
+_TF1_WORDS = (b"Session", b"disable_eager_execution", b"disable_v2_behavior")
 
 MAX_MODULES = 200  # project modules one walk may visit (it parses only a few of them)
 
@@ -155,8 +163,11 @@ class Walk:
         anchor_top: int,
         keras_on_tensorflow: bool,
         starts_at_import: bool = False,
+        served: bool = False,
     ) -> None:
         self.entry = entry
+        # A server imports the entry module: its `__main__` guard never runs.
+        self.served = served
         # Whether a project module's import-time code is read for a start too, not only for a
         # setting: where the entry never imports TensorFlow, the start may be in one.
         self.starts_at_import = starts_at_import
@@ -194,7 +205,7 @@ class Walk:
         project = self.entry.names.project
         tree = project.syntax_tree(path) if project is not None else None
         if tree is not None and tf1_code(tree):
-            if runs is not None and tf1_definition(tree, runs):
+            if tf1_definition(tree, runs) if runs is not None else tf1_at_import(tree):
                 self.configured = True
             return None
         return self.read(self.entry.other_module(path))
@@ -215,7 +226,8 @@ class Walk:
                 return
             self.top = index
             if isinstance(statement, cst.If) and is_main_guard(statement):
-                self.block(entry, statement.body)
+                if not self.served:
+                    self.block(entry, statement.body)
             else:
                 self.statement(entry, statement)
         self.top = len(entry.module.body)
@@ -311,7 +323,8 @@ class Walk:
             self.starts(ctx, call, f"{dotted_name(call.func) or api}()")
             return
         func = call.func
-        if trains(ctx, func) and api is None and self.keras_on_tensorflow:
+        keras_method = trains(ctx, func) or self._keras_only_method(func)
+        if keras_method and api is None and self.keras_on_tensorflow:
             self.starts(ctx, call, f"{dotted_name(func) or 'fit'}()")
             return
         if self._library_start(ctx, site):
@@ -333,13 +346,25 @@ class Walk:
                 # a setting made there first counts.
                 self.handed_over.append((found[0], found[1], found[2]))
 
+    def _keras_only_method(self, func: cst.BaseExpression) -> bool:
+        """`model.fit_generator(...)` and the other training methods only Keras has, in a module
+        that never names Keras, on what it may have from a module the walk read that does
+        (`model = unet()`, `unet` made in `model.py`)."""
+        return (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in KERAS_ONLY_METHODS
+            and any("keras" in other.text for other in self.contexts)
+        )
+
     def _library_start(self, ctx: FileContext, site: CallSite) -> bool:
         """A call into a library that starts TensorFlow's runtime (`starters.py`), directly
         (`tfds.load(...)`) or as a method of what one of its calls made
-        (`tfds.builder("mnist").as_dataset()`, also through a name bound once to it)."""
+        (`tfds.builder("mnist").as_dataset()`, also through a name bound once to it). As
+        spelled, too: in the library's own repository, its package is the project's, and
+        resolves to where it defines the name (`keras_cv.src.models...`)."""
         names = ctx.names
         func = site.node.func
-        for qualified in names.qualified_names(func, site.scope, site.order) or ():
+        for qualified in _spelled_and_resolved(names, func, site.scope, site.order):
             if starters.started_by(qualified, self.keras_on_tensorflow) is not None:
                 return True
         if not isinstance(func, cst.Attribute):
@@ -353,14 +378,13 @@ class Walk:
             maker = bound[0].value  # type: ignore[assignment]
             if not isinstance(maker, cst.Call):
                 return False
-            maker_names = names.qualified_names(maker.func, bound[0].scope, bound[0].order)
+            maker_names = _spelled_and_resolved(names, maker.func, bound[0].scope, bound[0].order)
         elif isinstance(maker, cst.Call):
-            maker_names = names.qualified_names(maker.func, site.scope, site.order)
+            maker_names = _spelled_and_resolved(names, maker.func, site.scope, site.order)
         else:
             return False
         return any(
-            starters.started_by_method(name, func.attr.value) is not None
-            for name in maker_names or ()
+            starters.started_by_method(name, func.attr.value) is not None for name in maker_names
         )
 
     def callee(
@@ -522,6 +546,11 @@ class Walk:
             if other is not None:
                 self.block(other, other.module)
             return
+        if project.mentions(path, _TF1_WORDS):
+            tree = project.syntax_tree(path)
+            if tree is not None and tf1_code(tree) and tf1_at_import(tree):
+                self.configured = True  # TF1 from here on (a session made at import)
+                return
         if self.top <= self.anchor_top and project.mentions(path, _TENSORFLOW_WORDS):
             # Imported before the fix's place: read cheaply, for a call that may start the
             # runtime there (the fix would then come too late).
@@ -534,6 +563,15 @@ class Walk:
             self.module(project, imported, depth + 1)
             if self.done():
                 return
+
+
+def _spelled_and_resolved(
+    names: ModuleNames, func: cst.BaseExpression, scope: Scope, order: int
+) -> set[str]:
+    """What a call's function names: as the module spells it, and resolved through the
+    project."""
+    spelled = names.spelled_names(func, scope, order) or set()
+    return spelled | (names.qualified_names(func, scope, order) or set())
 
 
 def _misses_a_module(project: FileResolver, node: cst.Import | cst.ImportFrom) -> bool:
