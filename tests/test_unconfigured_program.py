@@ -1112,12 +1112,27 @@ def test_what_serves_nothing(source: str) -> None:
     assert "TFM205" not in codes(source)
 
 
-def test_a_streamlit_script_runs_from_its_top_wherever_it_is(tmp_path: Path) -> None:
-    """`streamlit run pkg/dash.py` runs it as `__main__`, in a package too."""
+def test_a_streamlit_script_is_a_script_and_its_helpers_are_not(tmp_path: Path) -> None:
+    """`streamlit run dash.py` runs it from its top, as `__main__`: a script with no guard. A
+    module of a package that imports Streamlit for its helpers is a library; so is a test
+    module that makes a served app, which pytest imports."""
     dash = "import streamlit as st\nimport tensorflow as tf\nst.write(float(tf.ones([1])[0]))\n"
+    helper = (
+        "import streamlit as st\nimport tensorflow as tf\nLABELS = tf.constant([1])\n\n\n"
+        "@st.cache_resource\ndef load():\n    return tf.keras.models.load_model('m.keras')\n"
+    )
+    served_test = FLASK_APP + "\n\ndef test_total():\n    assert app.test_client().get('/')\n"
+    files = {
+        "dash.py": dash,
+        "pages/1_more.py": dash,
+        "pkg/__init__.py": "",
+        "pkg/ui.py": helper,
+        "tests/test_api.py": served_test,
+        "tests/conftest.py": FLASK_APP,
+    }
     (tmp_path / "project").mkdir()
-    root = _project(tmp_path / "project", {"pkg/__init__.py": "", "pkg/dash.py": dash})
-    assert _found(root) == [("pkg/dash.py", "TFM205")]
+    root = _project(tmp_path / "project", files)
+    assert _found(root) == [("dash.py", "TFM205"), ("pages/1_more.py", "TFM205")]
 
 
 def test_a_task_of_an_app_that_a_project_module_makes(tmp_path: Path) -> None:

@@ -174,13 +174,24 @@ def set_env_before(ctx: FileToFix, binding: Binding, variable: str, value: str) 
     bindings = [b for b in module.bindings.get("os", []) if b.order < binding.order]
     if bindings and not all(other.qualified == "os" for other in bindings):
         return None
+    # ...and only a line of the module body, above it, surely binds `os` there (not one under
+    # `try` or `if`, nor the statement itself: `import os; import tensorflow`).
+    above = ctx.span(statement)[0]
+    made = [
+        b
+        for b in bindings
+        if b.ancestry is not None
+        and b.ancestry.parent is not None
+        and isinstance(b.ancestry.parent.node, cst.Module)
+        and ctx.span(b.ancestry.node)[1] <= above
+    ]
     lines = f'os.environ.setdefault("{variable}", "{value}")'
-    if not bindings:
+    if not made:
         lines = "import os\n\n" + lines
         first = _first_import(ctx.module)
         statement = first if first is not None and _imports_only(first) else statement
     else:
-        statement = _after_os(ctx, bindings[0], statement)
+        statement = _after_os(ctx, made[0], statement)
     if _follows_an_import(ctx, statement):
         lines = "\n" + lines
     return insert_before_statement(ctx, statement, lines)

@@ -346,6 +346,8 @@ def _program_through_project(
     family = UNCONFIGURED_PROGRAM_FAMILY
     if not any(rule.code in selected for rule in family.rules) or b"import" not in raw:
         return False
+    if any(module in raw for module in family.modules):
+        return False  # it names TensorFlow, and the first stage found no word of the family's
     if not holds_a_trigger(raw, family.triggers, family.inert):
         return False
     project = resolver()

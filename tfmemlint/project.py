@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -516,6 +517,34 @@ class FileResolver:
         absent = self.index.files.missing(init)
         self.read |= absent or self.index.files.read(init)[1]
         return not absent
+
+    def imported_beside(self) -> bool:
+        """Whether another module in this file's folder imports it, by its name (`import
+        data`, `from data import load`, `from . import data`): a helper of the scripts there,
+        not a script. Its answer depends on the modules it read; one added later is not
+        seen until this file changes."""
+        folder, name = os.path.split(self.importer)
+        stem = name[: -len(".py")].encode()
+        # `import a, data`, `from pkg.data import x`, `from . import data`: on one line.
+        imports = re.compile(
+            rb"(?m)^[ \t]*(?:import[ \t][^\n#]*|from[ \t]+[\w.]*|from[ \t][^\n#]*\bimport"
+            rb"[ \t][^\n#]*)\b" + re.escape(stem) + rb"\b"
+        )
+        try:
+            others = sorted(os.listdir(folder))
+        except OSError:
+            return False
+        for other in others:
+            path = os.path.join(folder, other)
+            if not other.endswith(".py") or path == self.importer:
+                continue
+            raw, read = self.index.files.read(path)
+            if raw is None or stem not in raw:
+                continue
+            self.read |= read
+            if imports.search(raw):
+                return True
+        return False
 
     def script_functions(self) -> frozenset[str]:
         """The functions of this module that the project's script entries run."""

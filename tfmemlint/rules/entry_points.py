@@ -22,9 +22,9 @@ from tfmemlint.rules.programs import (
     PROJECT_APP_METHODS,
     ROUTERS,
     RUNNERS,
-    SCRIPT_SERVERS,
     SERVED_APPS,
     TASK_DECORATORS,
+    TEST_MODULE,
     TEST_RUNNERS,
     TF_RUNNER,
     TRAINING_METHODS,
@@ -109,18 +109,21 @@ ACTIONS = (cst.For, cst.While, cst.With)
 def is_a_script(ctx: FileContext) -> bool:
     """A module with no `__main__` guard that is run as a script (a tutorial, a Colab export):
     it sits outside any package (no `__init__.py` beside it; a module in a package is imported
-    by name) or in a folder of scripts (`examples/`, `tools/`), is no test module, and does
-    something at module level, a call whose result is not kept (`print(...)`, `plot(...)`) or
-    a loop, rather than only define names as a library does. Whether that code starts
-    TensorFlow is the walk's to say."""
+    by name) or in a folder of scripts (`examples/`, `tools/`), no module beside it imports it
+    (a helper of the scripts there), it is no test module, and it does something at module
+    level, a call whose result is not kept (`print(...)`, `plot(...)`) or a loop, rather than
+    only define names as a library does. Whether that code starts TensorFlow is the walk's
+    to say."""
     if not may_run_as_a_script(ctx.filename):
         return False
     if not any(_acts(statement) for statement in ctx.module.body):
         return False
     project = ctx.names.project
-    if project is not None:
-        return in_a_script_folder(project.display(project.importer)) or not project.in_a_package()
-    return not os.path.isfile(os.path.join(os.path.dirname(ctx.filename) or ".", "__init__.py"))
+    if project is None:
+        folder = os.path.dirname(ctx.filename) or "."
+        return not os.path.isfile(os.path.join(folder, "__init__.py"))
+    placed = in_a_script_folder(project.display(project.importer)) or not project.in_a_package()
+    return placed and not project.imported_beside()
 
 
 def _acts(statement: cst.BaseStatement) -> bool:
@@ -134,19 +137,20 @@ def _acts(statement: cst.BaseStatement) -> bool:
 
 
 class Served(NamedTuple):
-    """A program that a server runs: `server` as messages name it; the module's functions that
-    it calls as handlers (a route, a task); whether it imports the module, rather than run it
-    as `__main__` (whose guard then never runs)."""
+    """A program that a server imports (its `__main__` guard never runs there): `server` as
+    messages name it; the module's functions that it calls as handlers (a route, a task)."""
 
     server: str
     handlers: tuple[cst.FunctionDef, ...]
-    imported: bool
 
 
 def served_program(ctx: FileContext) -> Served | None:
     """The module as a server runs it, if one does: it makes a WSGI or ASGI app, a Celery app
-    or a router of one at module level, or defines a Celery task (`programs.py` lists them);
-    or it imports Streamlit or Gradio, which run it as `__main__`."""
+    or a router of one at module level, or defines a Celery task (`programs.py` lists them).
+    Not a test module, which pytest imports. (Streamlit and Gradio run a script as
+    `__main__`: `is_a_script` tells it.)"""
+    if TEST_MODULE.match(os.path.basename(ctx.filename)):
+        return None
     names = ctx.names
     registries: dict[str, str] = {}  # a module name bound to an app or router: its server
     for line in ctx.module.body:
@@ -174,13 +178,7 @@ def served_program(ctx: FileContext) -> Served | None:
                 handlers.append(statement)
                 servers.append(server)
                 break
-    if servers:
-        return Served(servers[0], tuple(handlers), imported=True)
-    for binding in names.module_body_imports():
-        server = SCRIPT_SERVERS.get((binding.qualified or "").split(".")[0])
-        if server is not None:
-            return Served(server, (), imported=False)
-    return None
+    return Served(servers[0], tuple(handlers)) if servers else None
 
 
 def _app_of_the_project(ctx: FileContext, name: cst.Name) -> str | None:

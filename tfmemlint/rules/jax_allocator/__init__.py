@@ -49,8 +49,9 @@ SHARED_GPU_PREALLOCATION = Rule(
     doc=RuleDoc(
         what_it_does="Finds a program that starts JAX on the GPU with preallocation on, where "
         "Keras runs on JAX, or where the same program also starts TensorFlow with the GPUs "
-        "visible to it (it imports TensorFlow or a library that starts it, such as tfds, and "
-        "does not hide every GPU from it: TFM207's fix does) or uses PyTorch on the GPU (it "
+        "visible to it (it imports TensorFlow or a library that starts it, such as tfds, "
+        "itself or through a project module it imports, and does not hide every GPU from "
+        "it: TFM207's fix does) or uses PyTorch on the GPU (it "
         "imports torch and says `cuda`). " + _WHERE,
         why=_SOURCE + "With no setting JAX reserves 75 % of each GPU's total memory at its "
         "first op. The framework that shares the process then runs out of memory, or fails "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -9,6 +10,7 @@ import libcst as cst
 
 from tfmemlint import fixes
 from tfmemlint.model import Finding, Fix
+from tfmemlint.module_summary import imported_names
 from tfmemlint.names import Binding, CallSite
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
@@ -320,13 +322,28 @@ def _tensorflow_through_the_project(ctx: FileContext) -> str | None:
     for binding in ctx.names.module_body_imports():
         qualified = binding.qualified or ""
         path = project.module_of(qualified) if qualified else None
-        if path is not None and project.mentions(path, _TENSORFLOW_IMPORTS):
+        if path is None or not project.mentions(path, (b"tensorflow",)):
+            continue
+        tree = project.syntax_tree(path)
+        if tree is not None and _imports_tensorflow(tree):
             return qualified
     return None
 
 
-# How a module imports TensorFlow, or tfds, TF Hub... (their packages begin with its name).
-_TENSORFLOW_IMPORTS = (b"import tensorflow", b"from tensorflow")
+def _imports_tensorflow(tree: ast.Module) -> bool:
+    """Whether a module's body imports TensorFlow or a library that starts it (not in a
+    function, which may never run; not `tensorflow_probability`'s JAX substrate)."""
+    for node in tree.body:
+        branches = [*node.body, *node.orelse] if isinstance(node, (ast.Try, ast.If)) else []
+        if branches and _imports_tensorflow(ast.Module(branches, [])):
+            return True
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        for _, qualified in imported_names(node):
+            root = qualified.split(".")[0]
+            if root == "tensorflow" or starters.imports_tensorflow(qualified, ""):
+                return True
+    return False
 
 
 def _fix(ctx: FileContext, anchor: Binding) -> Fix | None:

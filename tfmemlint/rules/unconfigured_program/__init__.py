@@ -200,13 +200,15 @@ SCRIPT_WORDS = (
     *sorted(root.encode() for root in starters.ROOTS if root != starters.TRANSFORMERS),
 )
 
-# A served program's marks: the classes that make its app or router, its task decorators, the
-# servers that run it as `__main__`, the decorators of an app a project module made.
+# A served program's marks: the package of its server, which it imports to make an app, a
+# router or a task (every word is one more search of every file: the packages are fewer than
+# their classes); a task decorator or a handler method, which a project module may pass on.
 SERVER_WORDS = tuple(
     sorted(
-        {name.rpartition(".")[2].encode() for name in (*SERVED_APPS, *ROUTERS, *TASK_DECORATORS)}
+        {name.split(".")[0].encode() for name in (*SERVED_APPS, *ROUTERS)}
+        | {name.rpartition(".")[2].encode() for name in TASK_DECORATORS}
         | {server.encode() for server in SCRIPT_SERVERS}
-        | {f".{method}{end}".encode() for method in PROJECT_APP_METHODS for end in "(\n\r"}
+        | {f".{method}".encode() for method in PROJECT_APP_METHODS}
     )
 )
 

@@ -253,17 +253,13 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
 def _program(
     ctx: FileContext,
 ) -> tuple[tuple[cst.FunctionDef, ...], Served | None] | None:
-    """The functions that run beyond the entry module's body, and the server that runs it,
-    if one does and imports it (its handlers are the functions); None for a library module.
-    A server that runs the module as `__main__` (Streamlit) makes it an entry point, and
-    the program is followed as any script is."""
+    """The functions that run beyond the entry module's body, and the server that imports
+    it, if one does (its handlers are the functions); None for a library module."""
     served = served_program(ctx)
-    if served is not None and served.imported:
+    if served is not None:
         return served.handlers, served
     entry = entry_point(ctx)
-    if entry is None:
-        return None if served is None else ((), None)
-    return entry, None
+    return None if entry is None else (entry, None)
 
 
 def _served_note(ctx: FileContext, served: Served) -> str:
@@ -418,8 +414,10 @@ def _growth_variable_first(ctx: FileContext) -> Fix | None:
             continue
         if fixes.sets_the_environment(ctx, statement):
             continue
+        imports = ctx.names.module_body_imports()
         first = next(
-            (b for b in ctx.names.module_body_imports() if top_index(ctx, b) == index), None
+            (b for b in (*imports, *_star_imports(ctx, imports)) if top_index(ctx, b) == index),
+            None,
         )
         return None if first is None else growth_env_fix(ctx, before=first)
     return None
@@ -427,7 +425,7 @@ def _growth_variable_first(ctx: FileContext) -> Fix | None:
 
 # A notebook's IPython lines that run no Python of the program's: a shell command, a package
 # install, the environment, the plotting backend.
-_NO_PYTHON = ("!", "%pip ", "%conda ", "%env ", "%matplotlib ", "%load_ext ", "%config ")
+_NO_PYTHON = ("!", "%pip ", "%conda ", "%env ", "%matplotlib ", "%config ")
 
 
 def _runs_no_python(ctx: FileContext, statement: cst.SimpleStatementLine) -> bool:
@@ -811,7 +809,7 @@ def _configures(ctx: FileContext, served: Served | None = None) -> bool:
     guards = [
         ctx.span(statement)
         for statement in ctx.module.body
-        if served is not None and served.imported and is_main_guard(statement)
+        if served is not None and is_main_guard(statement)
     ]
 
     def runs(node: cst.CSTNode) -> bool:

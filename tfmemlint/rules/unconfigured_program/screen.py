@@ -21,7 +21,6 @@ from tfmemlint.rules.programs import (
     PROJECT_APP_METHODS,
     ROUTERS,
     RUNNERS,
-    SCRIPT_SERVERS,
     SERVED_APPS,
     TASK_DECORATORS,
     TEST_RUNNERS,
@@ -173,19 +172,14 @@ def may_be_an_entry(
         isinstance(statement, ast.For) for statement in tree.body
     ):
         return True  # training at module level (the rule asks whether the loop's is a dataset)
-    if any(_serves(statement) for statement in tree.body):
-        return True  # a server may run it (`entry_points.served_program`)
     decorators = [
         decorator.func if isinstance(decorator, ast.Call) else decorator
         for statement in tree.body
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
         for decorator in statement.decorator_list
     ]
-    if any(
-        isinstance(decorator, ast.Attribute) and decorator.attr in PROJECT_APP_METHODS
-        for decorator in decorators
-    ):
-        return True  # a handler of an app that a project module makes
+    if _may_be_served(tree, at_import, decorators):
+        return True  # a server may import it (`entry_points.served_program`)
     if any(_acts(statement) for statement in tree.body):
         resolver = project()
         if resolver is None or (
@@ -225,20 +219,36 @@ def may_be_an_entry(
     return False
 
 
-# The packages of the servers that `entry_points.served_program` knows.
-_SERVER_ROOTS = frozenset(
-    {name.split(".")[0] for name in (*SERVED_APPS, *ROUTERS, *TASK_DECORATORS)}
-    | set(SCRIPT_SERVERS)
-)
+# What `entry_points.served_program` knows: the packages of the servers, the names of what
+# makes an app or a router, and of the task decorators.
+_SERVED = (*SERVED_APPS, *ROUTERS, *TASK_DECORATORS)
+_SERVER_ROOTS = frozenset(name.split(".")[0] for name in _SERVED)
+_SERVER_NAMES = frozenset(name.rpartition(".")[2] for name in _SERVED)
 
 
-def _serves(statement: ast.stmt) -> bool:
-    """An import of a server's package, from which the module may make an app for it."""
-    if isinstance(statement, ast.Import):
-        return any(alias.name.split(".")[0] in _SERVER_ROOTS for alias in statement.names)
-    if isinstance(statement, ast.ImportFrom) and statement.level == 0:
-        return (statement.module or "").split(".")[0] in _SERVER_ROOTS
-    return False
+def _may_be_served(tree: ast.Module, at_import: list[ast.AST], decorators: list[ast.expr]) -> bool:
+    """Whether a server may import the module: it imports a server's package at import time
+    (in a `try` too), makes an app or router at module level, or decorates a function with a
+    task decorator or a handler method, whatever module the names come from (a project
+    module may pass them on)."""
+    for node in at_import:
+        if isinstance(node, ast.Import):
+            roots = {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            roots = {(node.module or "").split(".")[0]}
+        else:
+            continue
+        if roots & _SERVER_ROOTS:
+            return True
+    for statement in tree.body:
+        made = statement.value if isinstance(statement, ast.Assign) else None
+        if isinstance(made, ast.Call) and _spelled_last(made.func) in _SERVER_NAMES:
+            return True
+    return any(
+        _spelled_last(decorator) in _SERVER_NAMES
+        or (isinstance(decorator, ast.Attribute) and decorator.attr in PROJECT_APP_METHODS)
+        for decorator in decorators
+    )
 
 
 def _acts(statement: ast.stmt) -> bool:
@@ -424,12 +434,17 @@ def tf1_at_import(tree: ast.Module) -> bool:
     """Whether importing a module of TF1 code (`tf1_code`) runs it: its import-time code makes
     a session, turns TF2 off, or calls a function or class of its own that runs TF1 code
     (`load_session()`, which hands Keras a `tf.Session`)."""
+    plain, compat = _aliases(tree)
+    tensorflow = plain | set(compat)
+    # What runs as it is imported: not its `__main__` guard.
+    imported = ast.Module([s for s in tree.body if not _may_be_main_guard(s)], [])
     called: set[str] = set()
-    for node in runs_at_import(tree):
+    for node in runs_at_import(imported):
         if not isinstance(node, ast.Call):
             continue
-        if _spelled_last(node.func) in _TF1_AT_IMPORT:
-            return True
+        spelled = (dotted(node.func) or "").split(".")
+        if spelled[0] in tensorflow and spelled[-1] in _TF1_AT_IMPORT:
+            return True  # `tf.Session()`, `tf.compat.v1.disable_eager_execution()`
         if isinstance(node.func, ast.Name):
             called.add(node.func.id)
     return any(tf1_definition(tree, name) for name in sorted(called))

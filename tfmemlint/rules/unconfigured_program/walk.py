@@ -67,6 +67,8 @@ _IMPORT_TIME_WORDS = (
 )
 
 _TENSORFLOW_WORDS = (b"tensorflow", b"keras")
+# The packages a module imports Keras from: its own, its libraries', TensorFlow's `tf.keras`.
+_KERAS_ROOTS = KERAS_IMPORTERS | {"tensorflow", "tf_keras"}
 # What a module whose import runs TF1 code holds: a session, or TF2 turned off.
 _TF1_WORDS = (b"Session", b"disable_eager_execution", b"disable_v2_behavior")
 
@@ -323,8 +325,7 @@ class Walk:
             self.starts(ctx, call, f"{dotted_name(call.func) or api}()")
             return
         func = call.func
-        keras_method = trains(ctx, func) or self._keras_only_method(func)
-        if keras_method and api is None and self.keras_on_tensorflow:
+        if trains(ctx, func) and api is None and self.keras_on_tensorflow:
             self.starts(ctx, call, f"{dotted_name(func) or 'fit'}()")
             return
         if self._library_start(ctx, site):
@@ -336,7 +337,12 @@ class Walk:
             for target in run:
                 self.callee(ctx, site, target, every_method=bool(spelled & METHOD_RUNNERS))
             return
-        if self.callee(ctx, site, func) or not _hands_functions_over(ctx, site):
+        if self.callee(ctx, site, func):
+            return
+        if api is None and self.keras_on_tensorflow and self._keras_only_method(func):
+            self.starts(ctx, call, f"{dotted_name(func) or 'fit'}()")
+            return
+        if not _hands_functions_over(ctx, site):
             return
         for target in _function_arguments(ctx, site):
             found = self._definition(ctx, site, target)
@@ -347,13 +353,19 @@ class Walk:
                 self.handed_over.append((found[0], found[1], found[2]))
 
     def _keras_only_method(self, func: cst.BaseExpression) -> bool:
-        """`model.fit_generator(...)` and the other training methods only Keras has, in a module
-        that never names Keras, on what it may have from a module the walk read that does
-        (`model = unet()`, `unet` made in `model.py`)."""
-        return (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in KERAS_ONLY_METHODS
-            and any("keras" in other.text for other in self.contexts)
+        """`model.fit_generator(...)` and the other training methods only Keras has, where no
+        method of the project's is called so, in a module that never names Keras, on what it
+        may have from a module the walk read that imports Keras (`model = unet()`, `unet`
+        made in `model.py`)."""
+        if not (isinstance(func, cst.Attribute) and func.attr.value in KERAS_ONLY_METHODS):
+            return False
+        return any(
+            name.split(".")[0] in _KERAS_ROOTS
+            for other in self.contexts
+            for name in (
+                *(binding.qualified or "" for binding in other.names.module_body_imports()),
+                *other.names.module_scope.star_imports,
+            )
         )
 
     def _library_start(self, ctx: FileContext, site: CallSite) -> bool:
