@@ -1207,3 +1207,107 @@ def test_settings_of_the_environment_go_at_the_head_of_the_import_block(tmp_path
     )
     ruff = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "E4,E7,E9,F,I"]
     assert subprocess.run([*ruff, str(root / "train.py")], capture_output=True).returncode == 0
+
+
+# -- settings behind a flag that is off by default ------------------------------------------
+GROWTH_UNDER = (
+    "    for gpu in tf.config.list_physical_devices('GPU'):\n"
+    "        tf.config.experimental.set_memory_growth(gpu, True)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "flag", "turned_on"),
+    [
+        # absl, also as TensorFlow passes it on
+        (
+            "from absl import app, flags\nimport tensorflow as tf\n"
+            "flags.DEFINE_bool('growth', False, 'h')\nFLAGS = flags.FLAGS\ndef main(argv):\n"
+            "    if FLAGS.growth:\n"
+            + GROWTH_UNDER.replace("    ", "        ", 2)
+            + "    tf.ones([1])\n"
+            "app.run(main)\n",
+            "--growth",
+            "flags.DEFINE_bool('growth', True, 'h')",
+        ),
+        (
+            "import tensorflow as tf\ntf.compat.v1.flags.DEFINE_boolean('growth', default=False, help='h')\n"
+            "F = tf.compat.v1.flags.FLAGS\nif F.growth:\n" + GROWTH_UNDER + "print(tf.ones([1]))\n",
+            "--growth",
+            "DEFINE_boolean('growth', default=True, help='h')",
+        ),
+        # argparse: store_true, or a default of False
+        (
+            "import argparse\nimport tensorflow as tf\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--allow-growth', action='store_true')\nargs = p.parse_args()\n"
+            "if args.allow_growth:\n" + GROWTH_UNDER + "print(tf.ones([1]))\n",
+            "--allow-growth",
+            "p.add_argument('--allow-growth', action='store_true', default=True)",
+        ),
+        (
+            "import argparse\nimport tensorflow as tf\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--mem', dest='grow', type=bool, default=False)\nargs = p.parse_args()\n"
+            "if args.grow:\n" + GROWTH_UNDER + "print(tf.ones([1]))\n",
+            "--mem",
+            "default=True)",
+        ),
+        # a click command's flag
+        (
+            "import click\nimport tensorflow as tf\n@click.command()\n"
+            "@click.option('--allow-growth', is_flag=True, default=False)\ndef train(allow_growth):\n"
+            "    if allow_growth:\n"
+            + GROWTH_UNDER.replace("    ", "        ", 2)
+            + "    tf.ones([1])\n",
+            "--allow-growth",
+            "is_flag=True, default=True)",
+        ),
+    ],
+)
+def test_growth_that_runs_only_with_a_flag_off_by_default(
+    source: str, flag: str, turned_on: str
+) -> None:
+    [finding] = lint_text("t.py", source, DEFAULT)
+    assert finding.code == "TFM205"
+    assert f"by default: GPU memory growth runs only with `{flag}`, which is off" in finding.message
+    result = fixed(source)
+    assert turned_on in result and result.count("\n") == source.count("\n")
+    assert codes(result) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the flag is used elsewhere too: turning it on might change more than memory
+        "import argparse\nimport tensorflow as tf\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--fast', action='store_true')\nargs = p.parse_args()\n"
+        "if args.fast:\n" + GROWTH_UNDER + "print(tf.ones([1]), args.fast)\n",
+        # a typer command's parameter: the function's default, whoever calls it
+        "import tensorflow as tf\nimport typer\napp = typer.Typer()\n@app.command()\n"
+        "def train(allow_growth: bool = False):\n    if allow_growth:\n"
+        + GROWTH_UNDER.replace("    ", "        ", 2)
+        + "    tf.ones([1])\n",
+    ],
+)
+def test_a_flag_off_by_default_with_no_sure_fix(source: str) -> None:
+    [finding] = lint_text("t.py", source, DEFAULT)
+    assert "runs only with" in finding.message and finding.fix is None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # on by default, or a default the module does not spell
+        "import argparse\nimport tensorflow as tf\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--allow-growth', type=bool, default=True)\nargs = p.parse_args()\n"
+        "if args.allow_growth:\n" + GROWTH_UNDER + "print(tf.ones([1]))\n",
+        "from absl import app, flags\nimport tensorflow as tf\n"
+        "flags.DEFINE_bool('growth', DEFAULT, 'h')\nFLAGS = flags.FLAGS\n"
+        "if FLAGS.growth:\n" + GROWTH_UNDER + "print(tf.ones([1]))\n",
+        # the flag's `else` branch sets growth up
+        "import argparse\nimport tensorflow as tf\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--no-growth', action='store_true')\nargs = p.parse_args()\n"
+        "if args.no_growth:\n    pass\nelse:\n" + GROWTH_UNDER + "print(tf.ones([1]))\n",
+    ],
+)
+def test_a_flag_on_by_default_is_configuration(source: str) -> None:
+    assert "TFM205" not in codes(source)

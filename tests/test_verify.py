@@ -128,6 +128,7 @@ TF2_SIMULATED = {
     "tf2_fire_class.py",
     "tf2_gradient_tape_loop.py",
     "tf2_guardless_script.py",
+    "tf2_flag_default_off.py",
     "served_streamlit_app.py",
 }
 # Served programs, and a program that starts TensorFlow in a project module: the variable set

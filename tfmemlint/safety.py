@@ -12,6 +12,8 @@ What a fix may add or change, and what is set aside on both sides before compari
   `import tensorflow as tf` that comes with them), and TFM207's `try` that hides every GPU
   from TensorFlow, exactly as that fix writes it;
 - the value given to TF_FORCE_GPU_ALLOW_GROWTH or XLA_PYTHON_CLIENT_PREALLOCATE;
+- a command-line flag's boolean default (`DEFINE_bool`, `add_argument`, click's `option`), which
+  the fix of a setting behind an off-by-default flag turns on;
 - at module level only, and only as statements the fixed text has more of than the original:
   `import os`, and `os.environ.setdefault(...)` of one of the variables the fixes set before an
   import (JAX's preallocation and fraction, TF_FORCE_GPU_ALLOW_GROWTH), to a literal. A fix
@@ -90,6 +92,8 @@ def _added_by_a_fix(statement: ast.stmt, growth_calls: bool, hide_calls: bool = 
         return [(alias.name, alias.asname) for alias in statement.names] == [("tensorflow", "tf")]
     if hide_calls and _hides_gpus(statement):
         return True
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return False  # no fix adds one; its body's blocks are compared, growth loops aside
     return growth_calls and any(
         isinstance(node, ast.Attribute) and node.attr == "set_memory_growth"
         for node in ast.walk(statement)
@@ -220,7 +224,25 @@ def _call_kept(call: ast.Call) -> tuple[list[ast.keyword], list[ast.expr]]:
     args = call.args
     if any(isinstance(a, ast.Constant) and a.value in _FIXED_VALUES for a in args):
         args = [a for a in args if not isinstance(a, ast.Constant)]
+    if _spelled_last(call.func) in _FLAG_DEFINERS:
+        # A flag's boolean default, which the fix of a setting behind it turns on.
+        keywords = [k for k in keywords if not (k.arg == "default" and _a_boolean(k.value))]
+        args = [ast.Constant(None) if _a_boolean(a) else a for a in args]
     return keywords, args
+
+
+# What defines a command-line flag: absl's booleans, argparse's options, click's.
+_FLAG_DEFINERS = frozenset({"DEFINE_bool", "DEFINE_boolean", "add_argument", "option"})
+
+
+def _spelled_last(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def _a_boolean(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, bool)
 
 
 def _dict_values_kept(node: ast.Dict) -> list[ast.expr]:

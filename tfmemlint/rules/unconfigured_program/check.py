@@ -38,13 +38,14 @@ from tfmemlint.rules.entry_points import (
 from tfmemlint.rules.family import holds_a_trigger
 from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
 from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
-from tfmemlint.rules.runtime import LIMIT, hides_all_gpus
+from tfmemlint.rules.runtime import GROWTH, LIMIT, hides_all_gpus
 from tfmemlint.rules.session_sites import ENTRY_POINTS, fixes_only_configure_sessions
 from tfmemlint.rules.unconfigured_program import (
     FAMILY,
     GUEST_PROGRAM,
     KERAS_SESSION,
     UNCONFIGURED_PROGRAM,
+    flags,
     frameworks,
 )
 from tfmemlint.rules.unconfigured_program.fix import (
@@ -56,6 +57,7 @@ from tfmemlint.rules.unconfigured_program.fix import (
     tf_config_fix,
     top_index,
 )
+from tfmemlint.rules.unconfigured_program.flags import FlagGate
 from tfmemlint.rules.unconfigured_program.screen import (
     GRAPH_MODE,
     TF1_ONLY_NAMES,
@@ -69,6 +71,7 @@ from tfmemlint.rules.unconfigured_program.walk import (
     configures_env,
     on_cpus,
     runs_on_tensorflow,
+    sets_gpu_memory,
 )
 
 if TYPE_CHECKING:
@@ -163,6 +166,12 @@ def check(ctx: FileContext) -> Iterator[Finding]:
             ctx, walk, start, None, f": TF_FORCE_GPU_ALLOW_GROWTH, set before TensorFlow, {holds}"
         )
         yield ctx.finding(rule, message + why + tail, anchor.statement, fix)
+        return
+    gated = _behind_a_flag(ctx)
+    if gated is not None:
+        what, flag_gate = gated
+        message += f" by default: {what} runs only with `{flag_gate.flag}`, which is off"
+        yield ctx.finding(rule, message, anchor.statement, flag_gate.fix)
         return
     no_loop = _why_no_fix(ctx, place, walk, start)
     if no_loop is None:
@@ -382,6 +391,23 @@ def _env_fix(
     if first is None:
         return None, why + ": set TF_FORCE_GPU_ALLOW_GROWTH=true before that"
     return first, why + _VARIABLE_FIRST
+
+
+def _behind_a_flag(ctx: FileContext) -> tuple[str, FlagGate] | None:
+    """A GPU memory setting of the module's that runs only when a flag off by default is
+    passed (what it sets up, as the message names it, and the flag); the first there is."""
+    names = ctx.names
+    for site in names.calls:
+        found = sets_gpu_memory(ctx, site)
+        flag_gate = flags.gate(ctx, site) if found is not None else None
+        if flag_gate is None:
+            continue
+        if found in GROWTH:
+            return "GPU memory growth", flag_gate
+        if found in LIMIT:
+            return "the GPU memory limit", flag_gate
+        return f"`{found}`", flag_gate
+    return None
 
 
 def _overrides_growth(ctx: FileContext) -> bool:
@@ -820,8 +846,6 @@ def _configures(ctx: FileContext, served: Served | None = None) -> bool:
         configures_env(setting.variable, setting.text) and runs(setting.node)
         for setting in process_wide(ctx).env
     ):
-        return True
-    if process_wide(ctx).limits and not guards:
         return True
     for site in names.calls:
         if not runs(site.node):

@@ -35,7 +35,7 @@ from tfmemlint.rules.runtime import (
     hides_all_gpus,
     starts_runtime,
 )
-from tfmemlint.rules.unconfigured_program import frameworks
+from tfmemlint.rules.unconfigured_program import flags, frameworks
 from tfmemlint.rules.unconfigured_program.screen import (
     GRAPH_MODE,
     calls_tensorflow_at_import,
@@ -111,7 +111,14 @@ def configures_env(variable: str, text: str | None) -> bool:
 
 
 def configuration(ctx: FileContext, site: CallSite) -> str | None:
-    """What the call sets up, when it sets GPU memory up."""
+    """What the call sets up, when it sets GPU memory up, and not only when a flag that is
+    off by default is passed (`flags.py`)."""
+    found = sets_gpu_memory(ctx, site)
+    return None if found is None or flags.gate(ctx, site) is not None else found
+
+
+def sets_gpu_memory(ctx: FileContext, site: CallSite) -> str | None:
+    """What the call sets up, when it sets GPU memory up, whatever runs it."""
     names = ctx.names
     api = names.api_of(site.node.func, site.scope, site.order)
     if api in LIMIT and on_cpus(ctx, site):
