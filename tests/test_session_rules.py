@@ -731,3 +731,55 @@ def test_tf_distribute_server_is_a_server() -> None:
     assert [(f.code, f.location.row) for f in found] == [("TFM101", 2)]
     expected = "task_index=0, config=tf.compat.v1.ConfigProto(gpu_options=tf.compat.v1.GPUOptions("
     assert expected in fixed(source)
+
+
+# -- Estimators made with no config --------------------------------------------------------
+ESTIMATOR_CONFIG = (
+    "config=tf.estimator.RunConfig(session_config=tf.compat.v1.ConfigProto("
+    "gpu_options=tf.compat.v1.GPUOptions(allow_growth=True)))"
+)
+
+
+@pytest.mark.parametrize(
+    ("call", "fixed_call"),
+    [
+        (
+            "tf.estimator.Estimator(model_fn)",
+            f"tf.estimator.Estimator(model_fn, {ESTIMATOR_CONFIG})",
+        ),
+        (
+            "tf.estimator.DNNClassifier(hidden_units=[4], feature_columns=cols)",
+            f"tf.estimator.DNNClassifier(hidden_units=[4], feature_columns=cols, {ESTIMATOR_CONFIG})",
+        ),
+        (
+            "tf.compat.v1.estimator.LinearRegressor(cols)",
+            "tf.compat.v1.estimator.LinearRegressor(cols, "
+            + ESTIMATOR_CONFIG.replace("tf.estimator.", "tf.compat.v1.estimator.")
+            + ")",
+        ),
+    ],
+)
+def test_an_estimator_made_with_no_config_gets_a_memory_aware_run_config(
+    call: str, fixed_call: str
+) -> None:
+    """Its default RunConfig passes no session config: the session it makes reserves nearly
+    all GPU memory."""
+    source = f"import tensorflow as tf\nest = {call}\n"
+    assert codes(source) == ["TFM101"]
+    assert fixed(source) == f"import tensorflow as tf\nest = {fixed_call}\n"
+    assert codes(fixed(source)) == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        # a config given: its RunConfig is checked where it is made
+        "tf.estimator.Estimator(model_fn, config=run_config)",
+        "tf.estimator.Estimator(model_fn, 'dir', run_config)",
+        # the canned estimators' configs sit further down: a third positional may be one
+        "tf.estimator.DNNClassifier([4], cols, 'dir', cfg)",
+        "tf.estimator.Estimator(model_fn, **options)",
+    ],
+)
+def test_an_estimator_given_a_config_is_left_to_its_run_config(call: str) -> None:
+    assert codes(f"import tensorflow as tf\nest = {call}\n") == []

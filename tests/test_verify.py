@@ -161,6 +161,7 @@ VIRTUAL_CPUS = {
 JAX_UNOBSERVABLE_WITHOUT_GPU = {
     "jax_preallocate_value.py": ("FALSE", "false"),
     "keras3_on_jax.py": (None, "false"),
+    "project_jax_tf1_helper/train.py": (None, "false"),
 }
 UNOBSERVED = "eager runtime started with default options: it preallocates"
 SIMULATED_PASS = "configured before use, on 2 simulated GPUs: GPU:0 growth, GPU:1 growth"

@@ -39,10 +39,26 @@ class EntryPoint:
     holder: str | None = "its session"
     # contrib.learn.RunConfig: a fraction keyword of its own, whose default 1 is the whole GPU.
     fraction_keyword: str | None = None
+    # An Estimator: its `config` is a RunConfig, whose `session_config` is the ConfigProto.
+    # Given one, that RunConfig is checked where it is made.
+    wraps: str | None = None
     # Where it takes the server to run on (`target`, `master`): (keyword, position). On a
     # server's target, that server's config governs the memory, not this call's.
     target: tuple[str, int] | None = None
 
+
+CANNED_ESTIMATORS = (
+    "DNNClassifier",
+    "DNNRegressor",
+    "LinearClassifier",
+    "LinearRegressor",
+    "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedRegressor",
+    "BaselineClassifier",
+    "BaselineRegressor",
+    "BoostedTreesClassifier",
+    "BoostedTreesRegressor",
+)
 
 ENTRY_POINTS = {
     "Session": EntryPoint("config", 2, holder=None, target=("target", 0)),
@@ -65,6 +81,23 @@ ENTRY_POINTS = {
     "estimator.RunConfig": EntryPoint(
         "session_config", 5, in_tf2=True, holder="the Estimator's session"
     ),
+    # Made with no `config`, an Estimator's default RunConfig passes no session config.
+    "estimator.Estimator": EntryPoint(
+        "config", 2, in_tf2=True, holder="the Estimator's session", wraps="RunConfig"
+    ),
+    **{
+        # The canned estimators' configs sit further down, and moved between versions: with
+        # more than two positional arguments, one of them may be it.
+        f"estimator.{canned}": EntryPoint(
+            "config",
+            None,
+            max_positional=2,
+            in_tf2=True,
+            holder="the Estimator's session",
+            wraps="RunConfig",
+        )
+        for canned in CANNED_ESTIMATORS
+    },
     "contrib.slim.learning.train": EntryPoint("session_config", None, max_positional=22),
     "contrib.slim.evaluation.evaluate_once": EntryPoint("session_config", None, max_positional=13),
     "contrib.slim.evaluation.evaluation_loop": EntryPoint(

@@ -315,7 +315,7 @@ def _shares_the_gpu(ctx: FileContext, backend: KerasBackend) -> str | None:
 
 def _tensorflow_through_the_project(ctx: FileContext) -> str | None:
     """The first project module the module body imports that imports TensorFlow itself, or a
-    library that starts it (a dataset pipeline in `dataset.py`), as the module imports it."""
+    library that starts it (a dataset pipeline in `dataset.py`), as a path from the root."""
     project = ctx.names.project
     if project is None:
         return None
@@ -326,7 +326,7 @@ def _tensorflow_through_the_project(ctx: FileContext) -> str | None:
             continue
         tree = project.syntax_tree(path)
         if tree is not None and _imports_tensorflow(tree):
-            return qualified
+            return project.display(path)
     return None
 
 

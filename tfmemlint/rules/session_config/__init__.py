@@ -45,7 +45,9 @@ NO_CONFIG = Rule(
         "a `session_creator`, `Supervisor(...).managed_session` / `prepare_or_wait_for_session`, "
         "`SessionManager(...).prepare_session` / `recover_session` / `wait_for_session`, "
         "`train.Server` and `Server.create_local_server`, `estimator.RunConfig` "
-        "(`session_config`), slim's `learning.train`, `evaluation.evaluate_once` and "
+        "(`session_config`), an `estimator.Estimator` or canned estimator (`DNNClassifier`, "
+        "`LinearRegressor`, ...) made with no `config`, slim's `learning.train`, "
+        "`evaluation.evaluate_once` and "
         "`evaluation_loop` (`session_config`), `enable_eager_execution`, and "
         "`contrib.learn.RunConfig`, whose own `gpu_memory_fraction` defaults to 1, the whole "
         "GPU. Sessions given to Keras's `set_session` are checked where they are created. A bare "
@@ -59,7 +61,9 @@ NO_CONFIG = Rule(
         fix_safety="Safe. The fix adds the config argument spelled with the module's own prefix "
         "(`tf.`, `tf.compat.v1.`, ...), and imports `config_pb2` only when no TensorFlow alias "
         "is in reach; `tf.estimator.RunConfig`, which TF2 also has, gets `tf.compat.v1.` "
-        "protos. `MonitoredSession` gains `session_creator=tf.train.ChiefSessionCreator("
+        "protos; an Estimator with no config gains `config=tf.estimator.RunConfig("
+        "session_config=...)` in the namespace it is spelled from. "
+        "`MonitoredSession` gains `session_creator=tf.train.ChiefSessionCreator("
         "config=...)`. `--policy fraction=F` sets `per_process_gpu_memory_fraction=F` instead. "
         "No fix for `Session(cfg)`, which passes the config as `target`.",
         recovery=_RECOVERY,
@@ -140,13 +144,17 @@ FAMILY = RuleFamily(
     rules=(NO_CONFIG, CONFIG_WITHOUT_MEMORY_OPTION, MEMORY_OPTION_DISABLED, UNRESOLVED_CONFIG),
     # Every entry point needs one of these somewhere in the file (in the call, an import or an
     # alias): Session (and SessionCreator, SessionManager), set_session, Supervisor, Server,
-    # RunConfig, slim (tf_slim too), enable_eager_execution.
+    # RunConfig, an Estimator (canned ones are Classifiers and Regressors), slim (tf_slim
+    # too), enable_eager_execution.
     triggers=(
         b"Session",
         b"set_session",
         b"Supervisor",
         b"Server",
         b"RunConfig",
+        b"Estimator",
+        b"Classifier",
+        b"Regressor",
         b"slim",
         b"eager_execution",
     ),
@@ -171,6 +179,17 @@ FAMILY = RuleFamily(
         "Supervisor",
         "SessionManager",
         "set_session",
+        "Estimator",
+        "DNNClassifier",
+        "DNNRegressor",
+        "LinearClassifier",
+        "LinearRegressor",
+        "DNNLinearCombinedClassifier",
+        "DNNLinearCombinedRegressor",
+        "BaselineClassifier",
+        "BaselineRegressor",
+        "BoostedTreesClassifier",
+        "BoostedTreesRegressor",
     ),
     checker="tfmemlint.rules.session_config.check:check",
     settled_by_fixes="tfmemlint.rules.session_sites:fixes_only_configure_sessions",

@@ -86,6 +86,8 @@ class SessionCheck(SessionConfig):
     """A session site's findings, from its verdict."""
 
     def findings(self) -> Iterator[Finding]:
+        if self.entry.wraps is not None and self.config_argument() != (None, False):
+            return  # its RunConfig is checked where it is made; or * and ** may hold it
         verdict, config = self.assess()
         if verdict.state is State.AWARE or (self.entry.creator and config is not None):
             return
@@ -154,7 +156,14 @@ class SessionCheck(SessionConfig):
             new_config = f"{prefix}ConfigProto(gpu_options={prefix}GPUOptions({field}={value}))"
             if self.entry.creator:
                 new_config = f"{prefix}train.ChiefSessionCreator(config={new_config})"
-            if config is None:
+            if self.entry.wraps is not None:
+                # The RunConfig from where the module spells the Estimator (`tf.estimator.`).
+                namespace = (dotted_name(self.spelling) or "").rpartition(".")[0]
+                wrapper = f"{namespace}.{self.entry.wraps}" if namespace else None
+                new_config = f"{wrapper}(session_config={new_config})" if wrapper else ""
+            if not new_config:
+                edit = None
+            elif config is None:
                 edit = fixes.add_keyword(self.ctx, self.call, self.entry.keyword, new_config)
             else:
                 edit = fixes.replace(self.ctx, config.value, new_config)
