@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from tfmemlint.rules import FAMILIES
 from tfmemlint.rules.family import RuleFamily, holds_a_trigger, load
 from tfmemlint.rules.unconfigured_program import FAMILY as UNCONFIGURED_PROGRAM_FAMILY
+from tfmemlint.rules.unconfigured_program import THROUGH_PROJECT_WORDS
 from tfmemlint.source import compile_python, parse_python
 
 if TYPE_CHECKING:
@@ -68,7 +69,12 @@ def needs_project(raw: bytes, selected: frozenset[str]) -> bool:
     """Whether a file that failed the first stage holds a trigger word of a family that needs
     TensorFlow's module words: it may still reach TensorFlow through a module of the project's
     own (`from mypkg.compat import tfv1`), which the project index can tell."""
-    return any(map(raw.__contains__, _module_family_triggers(selected)))
+    # A file that holds a family's module words and failed the first stage holds none of its
+    # trigger words: no need to search for them again.
+    return any(
+        not any(map(raw.__contains__, modules)) and any(map(raw.__contains__, triggers))
+        for modules, triggers in _module_family_triggers(selected)
+    )
 
 
 def names_a_project_api(raw: bytes, selected: frozenset[str]) -> bool:
@@ -87,17 +93,16 @@ def names_a_project_api(raw: bytes, selected: frozenset[str]) -> bool:
 
 
 @lru_cache(maxsize=8)
-def _module_family_triggers(selected: frozenset[str]) -> tuple[bytes, ...]:
-    return tuple(
-        sorted(
-            {
-                trigger
-                for family in _selected_families(selected)
-                if family.modules and family.through_project
-                for trigger in family.triggers
-            }
-        )
-    )
+def _module_family_triggers(
+    selected: frozenset[str],
+) -> tuple[tuple[tuple[bytes, ...], tuple[bytes, ...]], ...]:
+    """(module words, trigger words) of the selected families that reach TensorFlow through
+    the project, one pair per set of module words."""
+    grouped: dict[tuple[bytes, ...], set[bytes]] = {}
+    for family in _selected_families(selected):
+        if family.modules and family.through_project:
+            grouped.setdefault(family.modules, set()).update(family.triggers)
+    return tuple((modules, tuple(sorted(words))) for modules, words in grouped.items())
 
 
 @lru_cache(maxsize=8)
@@ -348,7 +353,7 @@ def _program_through_project(
         return False
     if any(module in raw for module in family.modules):
         return False  # it names TensorFlow, and the first stage found no word of the family's
-    if not holds_a_trigger(raw, family.triggers, family.inert):
+    if not holds_a_trigger(raw, THROUGH_PROJECT_WORDS, family.inert):
         return False
     project = resolver()
     if project is None or project.filename.endswith(".ipynb"):

@@ -144,17 +144,15 @@ FAMILY = RuleFamily(
     rules=(NO_CONFIG, CONFIG_WITHOUT_MEMORY_OPTION, MEMORY_OPTION_DISABLED, UNRESOLVED_CONFIG),
     # Every entry point needs one of these somewhere in the file (in the call, an import or an
     # alias): Session (and SessionCreator, SessionManager), set_session, Supervisor, Server,
-    # RunConfig, an Estimator (canned ones are Classifiers and Regressors), slim (tf_slim
-    # too), enable_eager_execution.
+    # RunConfig, the `estimator` namespace its Estimators come from, slim (tf_slim too),
+    # enable_eager_execution.
     triggers=(
         b"Session",
         b"set_session",
         b"Supervisor",
         b"Server",
         b"RunConfig",
-        b"Estimator",
-        b"Classifier",
-        b"Regressor",
+        b"estimator",
         b"slim",
         b"eager_execution",
     ),

@@ -286,3 +286,15 @@ FAMILY = RuleFamily(
     screen="tfmemlint.rules.unconfigured_program.screen:may_find",  # TF1 code, libraries
     inert=TEST_GUARD,
 )
+
+# The words of an entry point whose own file never names TensorFlow, which can reach it only
+# through the project (`check._started_through_the_project`, and the pre-filter's "program"
+# stage): not the starter libraries' names (they hold TensorFlow's module words), nor what
+# comes only with TensorFlow's own names (`GradientTape`, `tf.data`'s `Dataset`), nor a
+# notebook's mark (that path takes no notebook).
+THROUGH_PROJECT_WORDS = tuple(
+    word
+    for word in FAMILY.triggers
+    if word not in (b"GradientTape", b"Dataset", b'"nbformat"')
+    and not any(module in word for module in FAMILY.modules)
+)

@@ -44,6 +44,7 @@ from tfmemlint.rules.unconfigured_program import (
     FAMILY,
     GUEST_PROGRAM,
     KERAS_SESSION,
+    THROUGH_PROJECT_WORDS,
     UNCONFIGURED_PROGRAM,
     flags,
     frameworks,
@@ -196,7 +197,8 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
     project = ctx.names.project
     raw = ctx.text.encode("utf-8", "surrogatepass")
     # As the pre-filter's "program" stage lets a file through: by its words, not a notebook.
-    if ctx.layout.separator is not None or not holds_a_trigger(raw, FAMILY.triggers, FAMILY.inert):
+    words = THROUGH_PROJECT_WORDS
+    if ctx.layout.separator is not None or not holds_a_trigger(raw, words, FAMILY.inert):
         return
     if project is None or not (project_imports := _project_imports(ctx)):
         return
