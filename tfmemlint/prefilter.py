@@ -17,7 +17,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.rules import FAMILIES
-from tfmemlint.rules.family import RuleFamily, holds_a_trigger, load
+from tfmemlint.rules.family import TENSORFLOW_MODULES, RuleFamily, holds_a_trigger, load
 from tfmemlint.rules.unconfigured_program import FAMILY as UNCONFIGURED_PROGRAM_FAMILY
 from tfmemlint.rules.unconfigured_program import THROUGH_PROJECT_WORDS
 from tfmemlint.source import compile_python, parse_python
@@ -69,12 +69,7 @@ def needs_project(raw: bytes, selected: frozenset[str]) -> bool:
     """Whether a file that failed the first stage holds a trigger word of a family that needs
     TensorFlow's module words: it may still reach TensorFlow through a module of the project's
     own (`from mypkg.compat import tfv1`), which the project index can tell."""
-    # A file that holds a family's module words and failed the first stage holds none of its
-    # trigger words: no need to search for them again.
-    return any(
-        not any(map(raw.__contains__, modules)) and any(map(raw.__contains__, triggers))
-        for modules, triggers in _module_family_triggers(selected)
-    )
+    return any(map(raw.__contains__, _module_family_triggers(selected)))
 
 
 def names_a_project_api(raw: bytes, selected: frozenset[str]) -> bool:
@@ -93,16 +88,17 @@ def names_a_project_api(raw: bytes, selected: frozenset[str]) -> bool:
 
 
 @lru_cache(maxsize=8)
-def _module_family_triggers(
-    selected: frozenset[str],
-) -> tuple[tuple[tuple[bytes, ...], tuple[bytes, ...]], ...]:
-    """(module words, trigger words) of the selected families that reach TensorFlow through
-    the project, one pair per set of module words."""
-    grouped: dict[tuple[bytes, ...], set[bytes]] = {}
-    for family in _selected_families(selected):
-        if family.modules and family.through_project:
-            grouped.setdefault(family.modules, set()).update(family.triggers)
-    return tuple((modules, tuple(sorted(words))) for modules, words in grouped.items())
+def _module_family_triggers(selected: frozenset[str]) -> tuple[bytes, ...]:
+    return tuple(
+        sorted(
+            {
+                trigger
+                for family in _selected_families(selected)
+                if family.modules and family.through_project
+                for trigger in family.triggers
+            }
+        )
+    )
 
 
 @lru_cache(maxsize=8)
@@ -306,6 +302,10 @@ def first_stage(
         return "words"
     if _script_entry(raw, selected, resolver):
         return "entry"
+    if any(map(raw.__contains__, TENSORFLOW_MODULES)):
+        # It names TensorFlow, and holds none of the words of the families that need its
+        # names: neither a program through the project nor a project stand-in can hold one.
+        return ""
     if _program_through_project(raw, selected, resolver):
         return "program"
     if not needs_project(raw, selected):
@@ -351,8 +351,6 @@ def _program_through_project(
     family = UNCONFIGURED_PROGRAM_FAMILY
     if not any(rule.code in selected for rule in family.rules) or b"import" not in raw:
         return False
-    if any(module in raw for module in family.modules):
-        return False  # it names TensorFlow, and the first stage found no word of the family's
     if not holds_a_trigger(raw, THROUGH_PROJECT_WORDS, family.inert):
         return False
     project = resolver()
