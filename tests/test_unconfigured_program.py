@@ -1037,6 +1037,56 @@ def test_the_screen_calls_code_tf1_only_where_the_rule_does(source: str) -> None
     assert codes(source + _GUARD) == ["TFM205"]
 
 
+# -- TensorFlow imported inside a function ---------------------------------------------------
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a command that imports TensorFlow only where it needs it
+        "import argparse\n\n\ndef main():\n    import tensorflow as tf\n\n"
+        "    print(tf.ones([1]))\n\n\nif __name__ == '__main__':\n    main()\n",
+        # a Celery task that does
+        "from celery import Celery\n\napp = Celery('t')\n\n\n@app.task\ndef t():\n"
+        "    from tensorflow import keras\n\n    return keras.models.load_model('m.keras')\n",
+    ],
+)
+def test_tensorflow_imported_inside_a_function_that_starts_it(source: str) -> None:
+    """Reported at that import, and fixed with the growth variable before the module's first
+    import: the loop would have to go inside the function."""
+    [finding] = lint_text("t.py", source, DEFAULT)
+    assert finding.code == "TFM205"
+    assert finding.message.startswith("This program imports TensorFlow inside a function")
+    assert (
+        source.splitlines()[finding.location.row - 1]
+        .lstrip()
+        .startswith(("import tensorflow", "from tensorflow"))
+    )
+    result = fixed(source)
+    assert result.startswith(
+        'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n'
+    )
+    assert result.endswith(source)
+    assert codes(result) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # set up after the import, before the first op
+        "def main():\n    import tensorflow as tf\n\n"
+        "    for g in tf.config.list_physical_devices('GPU'):\n"
+        "        tf.config.experimental.set_memory_growth(g, True)\n"
+        "    print(tf.ones([1]))\n\n\nif __name__ == '__main__':\n    main()\n",
+        # a library's helper: no entry point runs it
+        "def total(values):\n    import tensorflow as tf\n\n    return tf.reduce_sum(values)\n",
+        # imported, never started
+        "def main():\n    import tensorflow as tf\n\n    print(tf.__version__)\n\n\n"
+        "if __name__ == '__main__':\n    main()\n",
+    ],
+)
+def test_no_finding_for_a_local_import_that_is_set_up_or_never_starts_it(source: str) -> None:
+    assert codes(source) == []
+
+
 # -- served programs --------------------------------------------------------------------------
 FLASK_APP = """\
 import tensorflow as tf
@@ -1153,6 +1203,120 @@ def test_a_task_of_an_app_that_a_project_module_makes(tmp_path: Path) -> None:
     [finding] = json.loads(done.stdout)
     assert Path(finding["filename"]).name == "tasks.py"
     assert "served by Celery, each process of a worker's pool" in finding["message"]
+
+
+# TF1-era Keras in a project module: `tf.to_float` makes it TF1 code, which no TF2 op starts.
+TF1_KERAS_DETECTOR = """\
+    import tensorflow as tf
+    from keras.layers import Dense, Input
+    from keras.models import Model
+
+
+    class Detector:
+        def __init__(self, size):
+            image = Input(shape=(size,))
+            self.model = Model(image, Dense(4)(image))
+
+        def loss(self, y_true, y_pred):
+            return tf.reduce_sum(tf.to_float(y_true > 0) * y_pred)
+
+        def train(self, batches):
+            self.model.compile(loss=self.loss, optimizer="adam")
+            self.model.fit_generator(batches, steps_per_epoch=10)
+
+
+    def build(size):
+        image = Input(shape=(size,))
+        return Model(image, Dense(tf.to_int32(4))(image))
+"""
+TF1_KERAS_TRAIN = (
+    '"""Trains."""\nimport os\n\nfrom frontend import Detector\n\n'
+    'os.environ["CUDA_VISIBLE_DEVICES"] = "0"\n\n\ndef main():\n'
+    "    Detector(8).train(None)\n\n\n" + 'if __name__ == "__main__":\n    main()\n'
+)
+
+
+def test_tf1_era_keras_in_a_project_module_makes_its_own_session(tmp_path: Path) -> None:
+    """An entry point that never names TensorFlow runs TF1-era Keras code of a project module:
+    Keras makes its own session there (TFM212), reported at the import of that module and fixed
+    with the growth variable before it. A model the module only builds makes a session once the
+    entry loads its weights or runs a method only Keras has; one it only builds, none."""
+    guard = 'if __name__ == "__main__":\n    main()\n'
+    root = _project(
+        tmp_path,
+        {
+            "frontend.py": TF1_KERAS_DETECTOR,
+            "train.py": TF1_KERAS_TRAIN,
+            "infer.py": "from frontend import build\n\n\ndef main():\n    model = build(8)\n"
+            "    model.load_weights('w.h5')\n\n\n" + guard,
+            "summary.py": "from frontend import build\n\n\ndef main():\n"
+            "    build(8).summary()\n\n\n" + guard,
+            "library.py": "from frontend import Detector\n\n\ndef make():\n"
+            "    return Detector(8)\n",
+        },
+    )
+    done = run_cli("--no-cache", "--output-format", "json", str(root))
+    found = {Path(f["filename"]).name: f for f in json.loads(done.stdout)}
+    assert sorted((name, f["code"]) for name, f in found.items()) == [
+        ("infer.py", "TFM212"),
+        ("train.py", "TFM212"),
+    ]
+    assert found["train.py"]["location"]["row"] == 4  # `from frontend import Detector`
+    assert found["train.py"]["message"].startswith(
+        "Keras makes its own session at `self.model.fit_generator()` (`frontend.py`, line 16)"
+    )
+    assert "`model.load_weights()` (line 6)" in found["infer.py"]["message"]
+    assert run_cli("--no-cache", "--fix", str(root)).returncode == 0
+    assert (root / "train.py").read_text() == TF1_KERAS_TRAIN.replace(
+        "import os\n\n", "import os\n\n" + VARIABLE_FIRST
+    )
+    assert (root / "frontend.py").read_text() == textwrap.dedent(TF1_KERAS_DETECTOR)
+    assert _found(root) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "entry"),
+    [
+        # the module hands Keras a session of its own: the session rules judge its config
+        (
+            TF1_KERAS_DETECTOR.replace(
+                "    class Detector:\n",
+                "    from keras import backend as K\n\n"
+                "    K.set_session(tf.Session(config=tf.ConfigProto()))\n\n\n"
+                "    class Detector:\n",
+            ),
+            TF1_KERAS_TRAIN,
+        ),
+        # a project helper that may make the session Keras uses
+        (
+            TF1_KERAS_DETECTOR,
+            TF1_KERAS_TRAIN.replace(
+                "    Detector(8)", "    gpu.session()\n    Detector(8)"
+            ).replace("from frontend", "import gpu\nfrom frontend"),
+        ),
+        # the growth variable set first, in the entry
+        (
+            TF1_KERAS_DETECTOR,
+            TF1_KERAS_TRAIN.replace(
+                'os.environ["CUDA_VISIBLE_DEVICES"] = "0"',
+                'os.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"',
+            ),
+        ),
+        # TF1 code, but no Keras: its graph runs in a session the session rules check
+        (
+            "import tensorflow as tf\n\n\nclass Detector:\n    def __init__(self, size):\n"
+            "        self.x = tf.placeholder(tf.float32, [size])\n\n"
+            "    def train(self, batches):\n        return tf.to_float(self.x)\n",
+            TF1_KERAS_TRAIN,
+        ),
+    ],
+)
+def test_no_tfm212_through_the_project_where_a_session_or_setting_comes_first(
+    tmp_path: Path, module: str, entry: str
+) -> None:
+    gpu = "import tensorflow as tf\n\n\ndef session():\n    return tf.Session()\n"
+    root = _project(tmp_path, {"frontend.py": module, "train.py": entry, "gpu.py": gpu})
+    assert ("train.py", "TFM212") not in _found(root)
 
 
 def test_a_keras_model_from_a_star_import_trained_with_a_method_only_keras_has(

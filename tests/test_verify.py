@@ -138,6 +138,7 @@ FIXED_BY_THE_VARIABLE = {
     "served_flask_app.py",
     "served_fastapi_app.py",
     "served_celery_task.py",
+    "tf2_function_local_import.py",
 }
 # TensorFlow passes no memory growth to the runtime once any device, a CPU included, has a
 # logical configuration (context.py, `_compute_device_options`;

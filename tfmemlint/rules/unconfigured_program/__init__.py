@@ -231,9 +231,10 @@ KERAS_SESSION = Rule(
         "the program neither makes a session of its own nor hands Keras one "
         "(`K.set_session(...)`, `tf.keras.backend.set_session(...)`, "
         "`tf.compat.v1.keras.backend.set_session(...)`: the session rules check the session "
-        "given, so one without a memory option is TFM101 or TFM102 there). Entry points, "
-        "and what counts as configuration (`TF_FORCE_GPU_ALLOW_GROWTH`, hidden GPUs), are "
-        "TFM205's.",
+        "given, so one without a memory option is TFM101 or TFM102 there). Where that Keras "
+        "code is in a project module the program runs, the finding is at its import. Entry "
+        "points, and what counts as configuration (`TF_FORCE_GPU_ALLOW_GROWTH`, hidden GPUs), "
+        "are TFM205's.",
         why="On first use, Keras 2's backend makes its session with "
         "`ConfigProto(allow_soft_placement=True)` and no memory option "
         "(keras/backend/tensorflow_backend.py, `get_session`; in TensorFlow, "
@@ -251,7 +252,8 @@ KERAS_SESSION = Rule(
         "input_shape=(1,))])\nmodel.compile('sgd', 'mse')\n\n"
         'if __name__ == "__main__":\n    model.fit(np.zeros((2, 1)), np.zeros((2, 1)))',
         fix_safety='Adds `os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")` on the '
-        "line before the module's first import of TensorFlow or Keras (with `import os` "
+        "line before the module's first import of TensorFlow or Keras, or of the project's "
+        "modules where the Keras code is in one (with `import os` "
         "where the module has not imported it by then): TensorFlow's GPU allocator reads it "
         "when it starts, whichever TensorFlow the program runs on, TF 2.x and the TF 1.x "
         "releases since late 2018 (older ones ignore it: the memory is then as before). "

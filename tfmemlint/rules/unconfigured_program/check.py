@@ -37,7 +37,7 @@ from tfmemlint.rules.entry_points import (
 )
 from tfmemlint.rules.family import holds_a_trigger
 from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
-from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
+from tfmemlint.rules.programs import JAX_MODULES, KERAS_ONLY_METHODS, TORCH_MODULES
 from tfmemlint.rules.runtime import GROWTH, LIMIT, hides_all_gpus
 from tfmemlint.rules.session_sites import ENTRY_POINTS, fixes_only_configure_sessions
 from tfmemlint.rules.unconfigured_program import (
@@ -70,6 +70,7 @@ from tfmemlint.rules.unconfigured_program.walk import (
     Walk,
     configuration,
     configures_env,
+    module_definition,
     on_cpus,
     runs_on_tensorflow,
     sets_gpu_memory,
@@ -94,9 +95,10 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     backend = keras_backend(ctx)
     anchor = _tensorflow_import(ctx, backend)
     if anchor is None:
-        # No TensorFlow of its own, nor Keras on it, nor a library that starts it: it may
-        # still start TensorFlow through a module of the project's.
-        yield from _started_through_the_project(ctx, backend)
+        # No TensorFlow imported in its body, nor Keras on it, nor a library that starts it:
+        # it may import TensorFlow inside a function, or start it through a project module.
+        local = list(_started_after_a_local_import(ctx, backend))
+        yield from local or _started_through_the_project(ctx, backend)
         return
     program = _program(ctx)
     if program is None:
@@ -220,9 +222,13 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
         if other.names.project is not None:
             project.read |= other.names.project.read
     start = walk.first_start
-    if start is None or walk.configured or walk.unsure:
+    if walk.unsure or (walk.configured and not walk.turned_tf1):
         return
-    if _tf1_code(start.ctx) or _keras_backend_elsewhere(ctx, walk, start):
+    if start is None or walk.turned_tf1 or _tf1_code(start.ctx):
+        # TF1 code from there on: TF1-era Keras's own session is this family's (TFM212).
+        yield from _keras_session_through_the_project(ctx, walk, project_imports)
+        return
+    if _keras_backend_elsewhere(ctx, walk, start):
         return
     # The import of the module where it starts, else the first that names TensorFlow.
     through, path = next(
@@ -259,6 +265,77 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
         "wherever the program starts TensorFlow",
     )
     yield ctx.finding(rule, message + tail, through.statement, fix)
+
+
+def _started_after_a_local_import(ctx: FileContext, backend: KerasBackend) -> Iterator[Finding]:
+    """TFM205 (TFM207 beside JAX or PyTorch) for an entry point that imports TensorFlow only
+    inside a function (`def main(): import tensorflow as tf`, a Celery task that does), where
+    the walk meets the start with nothing set up first: reported at that import. The loop
+    would go inside the function; the growth variable, set before the module's first import,
+    holds wherever TensorFlow starts."""
+    local = _local_tensorflow_import(ctx)
+    if local is None or local.statement is None:
+        return
+    program = _program(ctx)
+    if program is None or _tf1_code(ctx) or _spells_tf1(ctx, local):
+        return
+    entry, served = program
+    if _configures(ctx, served) or _runs_on_a_tpu(ctx):
+        return
+    # No statement of the module body imports TensorFlow: none is "before the import".
+    walk = Walk(ctx, -1, -1, backend.is_tensorflow, served=served is not None)
+    walk.run(entry)
+    project = ctx.names.project
+    for other in walk.contexts[1:]:  # the entry's result holds while what it read does
+        if project is not None and other.names.project is not None:
+            project.read |= other.names.project.read
+    start = walk.first_start
+    if start is None or walk.configured or walk.unsure:
+        return
+    if start.ctx is not ctx and _tf1_code(start.ctx):
+        return
+    host = _guest_host(ctx, backend)
+    where = f"`{start.what}` ({_place(ctx, start)})"
+    if host is not None:
+        rule = GUEST_PROGRAM
+        message = (
+            f"TensorFlow takes the GPU memory that {host} needs: this program starts "
+            f"TensorFlow's runtime at {where}, with every GPU visible to it, and TensorFlow "
+            "reserves nearly all of each"
+        )
+    else:
+        rule = UNCONFIGURED_PROGRAM
+        message = (
+            f"This program imports TensorFlow inside a function and starts its runtime at "
+            f"{where} with GPU memory unconfigured: it reserves nearly all of every GPU"
+        )
+    if served is not None:
+        message += _served_note(ctx, served)
+    if ctx.policy.fraction is not None:
+        tail = ": limit memory with `tf.config` after this import, before the first op"
+        yield ctx.finding(rule, message + tail, local.statement, None)
+        return
+    if _overrides_growth(ctx):
+        tail = ": TF_FORCE_GPU_ALLOW_GROWTH=false here overrides memory growth"
+        yield ctx.finding(rule, message + tail, local.statement, None)
+        return
+    fix = _growth_variable_first(ctx)
+    tail = _VARIABLE_FIRST if fix is not None else ": set TF_FORCE_GPU_ALLOW_GROWTH=true first"
+    yield ctx.finding(rule, message + tail, local.statement, fix)
+
+
+def _local_tensorflow_import(ctx: FileContext) -> Binding | None:
+    """The first import of TensorFlow (or of a part of it) made in a function's body."""
+    found = [
+        binding
+        for scope in ctx.names.scope_of_node.values()
+        if scope.kind == "function"
+        for bindings in scope.bindings.values()
+        for binding in bindings
+        if binding.kind == "import"
+        and (binding.qualified == TF1 or (binding.qualified or "").startswith(TF1 + "."))
+    ]
+    return min(found, key=lambda binding: binding.order) if found else None
 
 
 def _program(
@@ -517,41 +594,131 @@ def _keras_own_session(ctx: FileContext) -> Iterator[Finding]:
     """TFM212: TF1-era Keras (Keras 2, or `tf.keras` in graph mode) that builds, loads or
     trains a model, in a program that makes no session of its own nor hands Keras one: Keras
     then makes its own, with no memory option."""
-    names = ctx.names
-    project = names.project
-    first: CallSite | None = None
-    uses_keras = False
-    for site in names.calls:
-        func = site.node.func
-        api = names.api_of(func, site.scope, site.order)
-        if api in ENTRY_POINTS or (api or "").startswith("estimator."):
-            return  # a session of its own, or an Estimator's: the session rules judge it
-        if isinstance(func, cst.Attribute) and func.attr.value in _SESSION_METHODS:
-            return
-        uses_keras = uses_keras or (api or "").startswith("keras.")
-        if first is None and (api in _KERAS_SESSION_STARTS or _keras_trains(ctx, site, api)):
-            first = site
-    if first is None or not uses_keras:
+    if _has_a_session(ctx) or not _uses_keras(ctx):
         return
-    if project is not None and any(_project_session(ctx, site) for site in names.calls):
-        return  # a project helper that may make the session Keras uses
+    first = _keras_session_start(ctx)
     anchor = first_tensorflow_or_keras_import(ctx)
-    if anchor is None or anchor.statement is None:
+    if first is None or anchor is None or anchor.statement is None:
         return
     row = ctx.lines.location(ctx.span(first.node)[0]).row
+    where = f"`{ctx.code(first.node.func)}()` ({ctx.place(row)})"
+    yield _keras_session_finding(ctx, where, anchor.statement, None)
+
+
+def _keras_session_through_the_project(
+    ctx: FileContext, walk: Walk, project_imports: list[tuple[Binding, str]]
+) -> Iterator[Finding]:
+    """TFM212 for an entry point whose own file never names TensorFlow, where the program
+    runs TF1-era Keras code of a project module (`Detector()` of `frontend.py` building the
+    model): reported at the import of that module, when neither the entry, that module, nor
+    any module the walk read makes a session or hands Keras one, and what the program runs
+    there, or the entry itself, loads or trains a model (where Keras makes its session)."""
+    project = ctx.names.project
+    assert project is not None
+    entered = [
+        (other, runs)
+        for other, runs in ((ctx.other_module(path), runs) for path, runs in walk.tf1_modules)
+        if other is not None and _uses_keras(other)
+    ]
+    if not entered:
+        return
+    keras_modules = [other for other, _ in entered]
+    if any(_has_a_session(other) for other in (ctx, *keras_modules, *walk.contexts[1:])):
+        return
+    runs_there = (
+        (other, _keras_session_start(other, within=definition))
+        for other, runs in entered
+        if runs is not None and (definition := module_definition(other, runs)) is not None
+    )
+    started = next(
+        ((other, site) for other, site in runs_there if site is not None),
+        None,
+    )
+    if started is None:
+        site = _keras_session_start(ctx, entry=True)
+        started = None if site is None else (ctx, site)
+    if started is None:
+        return
+    other, site = started
+    row = other.lines.location(other.span(site.node)[0]).row
+    place = ctx.place(row) if other is ctx else f"`{project.display(other.filename)}`, line {row}"
+    where = f"`{other.code(site.node.func)}()` ({place})"
+    keras_paths = {module.filename for module in keras_modules}
+    through, path = next(
+        (pair for pair in project_imports if pair[1] in keras_paths),
+        next((p for p in project_imports if project.mentions(p[1], FAMILY.modules)), None)
+        or project_imports[0],
+    )
+    assert through.statement is not None and through.qualified is not None
+    if path not in keras_paths:
+        where += f", through `{through.qualified}`"
+    yield _keras_session_finding(ctx, where, through.statement, project_imports[0][0])
+
+
+def _keras_session_finding(
+    ctx: FileContext, where: str, statement: cst.CSTNode, before: Binding | None
+) -> Finding:
+    """TFM212's finding at `statement`, for Keras's own session made at `where`; fixed with
+    the growth variable set before the import `before` (by default, TensorFlow's or Keras's)."""
     message = (
-        f"Keras makes its own session at `{ctx.code(first.node.func)}()` ({ctx.place(row)}), "
-        "with no GPU memory option (TF1-era Keras gives it `allow_soft_placement` alone): it "
-        "reserves nearly all of every GPU, as nothing hands Keras a memory-aware session first"
+        f"Keras makes its own session at {where}, with no GPU memory option (TF1-era Keras "
+        "gives it `allow_soft_placement` alone): it reserves nearly all of every GPU, as "
+        "nothing hands Keras a memory-aware session first"
     )
     if ctx.policy.fraction is not None:
         message += (
             "; under the fraction policy, give Keras a session yourself: "
             "`set_session(Session(config=...))` before the model is built"
         )
-        yield ctx.finding(KERAS_SESSION, message, anchor.statement, None)
-        return
-    yield ctx.finding(KERAS_SESSION, message, anchor.statement, growth_env_fix(ctx))
+        return ctx.finding(KERAS_SESSION, message, statement, None)
+    if _overrides_growth(ctx):
+        message += ": TF_FORCE_GPU_ALLOW_GROWTH=false here overrides memory growth"
+        return ctx.finding(KERAS_SESSION, message, statement, None)
+    return ctx.finding(KERAS_SESSION, message, statement, growth_env_fix(ctx, before))
+
+
+def _has_a_session(ctx: FileContext) -> bool:
+    """Whether the module makes a session of its own, an Estimator (whose session the session
+    rules judge), hands Keras a session, or calls a project helper that may make one."""
+    names = ctx.names
+    for site in names.calls:
+        func = site.node.func
+        api = names.api_of(func, site.scope, site.order)
+        if api in ENTRY_POINTS or (api or "").startswith("estimator."):
+            return True
+        if isinstance(func, cst.Attribute) and func.attr.value in _SESSION_METHODS:
+            return True
+    return names.project is not None and any(_project_session(ctx, site) for site in names.calls)
+
+
+def _uses_keras(ctx: FileContext) -> bool:
+    """Whether the module calls Keras's API (Keras itself or `tf.keras`)."""
+    names = ctx.names
+    return any(
+        (names.api_of(site.node.func, site.scope, site.order) or "").startswith("keras.")
+        for site in names.calls
+    )
+
+
+def _keras_session_start(
+    ctx: FileContext, entry: bool = False, within: cst.CSTNode | None = None
+) -> CallSite | None:
+    """The module's first call (in the definition `within`, if given) where Keras makes its
+    session: one that reads or writes its variables, a training method, or a model's
+    `load_weights`. In an `entry` that never names Keras (its model comes from a project
+    module), only a `load_weights` or a method that Keras alone has."""
+    names = ctx.names
+    first, last = ctx.span(within) if within is not None else (0, sys.maxsize)
+    for site in names.calls:
+        if not first <= ctx.span(site.node)[0] < last:
+            continue
+        api = names.api_of(site.node.func, site.scope, site.order)
+        if api in _KERAS_SESSION_STARTS or _keras_trains(ctx, site, api):
+            return site
+        func = site.node.func
+        if entry and isinstance(func, cst.Attribute) and func.attr.value in KERAS_ONLY_METHODS:
+            return site
+    return None
 
 
 def _project_session(ctx: FileContext, site: CallSite) -> bool:

@@ -113,7 +113,7 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
             )
         elif isinstance(node, ast.Import):
             anchored = anchored or any(_anchors(alias.name, file.raw) for alias in node.names)
-    if not anchored:
+    if not anchored and not (b"tensorflow" in file.raw and _imports_tensorflow_inside(tree)):
         return False
     text = _as_written(file.raw)
     if text is None:
@@ -124,6 +124,23 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
         return False
     # TF1 code: TFM212 looks at it where Keras may make its own session.
     return not tf1_code(tree) or b"keras" in file.raw
+
+
+def _imports_tensorflow_inside(tree: ast.Module) -> bool:
+    """Whether a function of the module imports TensorFlow (`def main(): import tensorflow`):
+    the rule's finding is at that import."""
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for function in (node for node in ast.walk(tree) if isinstance(node, functions)):
+        for inner in ast.walk(function):
+            if isinstance(inner, ast.ImportFrom) and inner.level == 0:
+                imported = [inner.module or ""]
+            elif isinstance(inner, ast.Import):
+                imported = [alias.name for alias in inner.names]
+            else:
+                continue
+            if any(name.split(".")[0] == TENSORFLOW for name in imported):
+                return True
+    return False
 
 
 def _anchors(imported: str, raw: bytes) -> bool:

@@ -188,6 +188,11 @@ class Walk:
         self.keras_on_tensorflow = keras_on_tensorflow
         self.first_start: Start | None = None
         self.configured = False  # a setting came first (or TF1 code: no op starts the runtime)
+        # The project modules of TF1 code the program enters, in the order it meets them, each
+        # with the function or class of it the program runs (None: its import-time code); and
+        # whether `configured` stands for TF1 code, not a setting.
+        self.tf1_modules: list[tuple[str, str | None]] = []
+        self.turned_tf1 = False
         self.budget = MAX_STATEMENTS
         self.depth = 0
         self.top = 0
@@ -214,8 +219,10 @@ class Walk:
         project = self.entry.names.project
         tree = project.syntax_tree(path) if project is not None else None
         if tree is not None and tf1_code(tree):
+            if (path, runs) not in self.tf1_modules:
+                self.tf1_modules.append((path, runs))
             if tf1_definition(tree, runs) if runs is not None else tf1_at_import(tree):
-                self.configured = True
+                self.configured = self.turned_tf1 = True
             return None
         return self.read(self.entry.other_module(path))
 
@@ -326,7 +333,7 @@ class Walk:
             return
         api = names.api_of(call.func, site.scope, site.order)
         if api in GRAPH_MODE:
-            self.configured = True  # TF1 from here on: no op starts the runtime
+            self.configured = self.turned_tf1 = True  # TF1 from here on: no op starts it
             return
         if starts_runtime(api) and runs_on_tensorflow(ctx, site, api, self.keras_on_tensorflow):
             self.starts(ctx, call, f"{dotted_name(call.func) or api}()")
@@ -474,14 +481,14 @@ class Walk:
         path = project.locate(name)
         if path is not None:
             other = self.enter(path, runs=last)
-            function = _module_definition(other, last) if other is not None else None
+            function = module_definition(other, last) if other is not None else None
             return (other, function, None) if other is not None and function else None
         # `mod.Class` or `mod.Class.method`, the class defined in the project module `mod`
         for class_path, method_name in ((name, None), (head, last)):
             module, _, class_name = class_path.rpartition(".")
             path = project.module(module) if module else None
             other = self.enter(path, runs=class_name) if path is not None else None
-            definition = _module_definition(other, class_name) if other is not None else None
+            definition = module_definition(other, class_name) if other is not None else None
             if other is None or not isinstance(definition, cst.ClassDef):
                 continue
             if method_name is None:
@@ -568,7 +575,7 @@ class Walk:
         if project.mentions(path, _TF1_WORDS):
             tree = project.syntax_tree(path)
             if tree is not None and tf1_code(tree) and tf1_at_import(tree):
-                self.configured = True  # TF1 from here on (a session made at import)
+                self.configured = self.turned_tf1 = True  # TF1 from here on (a session)
                 return
         if self.top <= self.anchor_top and project.mentions(path, _TENSORFLOW_WORDS):
             # Imported before the fix's place: read cheaply, for a call that may start the
@@ -730,7 +737,7 @@ def _method(definition: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
 
 
-def _module_definition(ctx: FileContext, name: str) -> cst.FunctionDef | cst.ClassDef | None:
+def module_definition(ctx: FileContext, name: str) -> cst.FunctionDef | cst.ClassDef | None:
     """The function or class the module defines at its top level as `name`."""
     definitions = (cst.FunctionDef, cst.ClassDef)
     return next(
