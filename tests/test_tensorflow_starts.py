@@ -442,8 +442,15 @@ def test_where_the_block_would_start_the_runtime_first(tmp_path: Path) -> None:
     )
     result = run_cli("--no-cache", "--isolated", "--output-format", "json", str(script))
     [reported] = json.loads(result.stdout)
-    assert "imported before, may start it" in reported["message"]
+    assert "at `tf.Variable()` (`mypkg/model.py`, line 2)" in reported["message"]
+    assert "among the imports below this one" in reported["message"]
     assert "set before the module's first import" in reported["message"]
+    assert reported["fix"]["message"].startswith("Set TF_FORCE_GPU_ALLOW_GROWTH=true")
+    # one whose call at import the walk does not know to start it: it still may
+    (tmp_path / "mypkg" / "model.py").write_text("import tensorflow as tf\ntf.get_logger()\n")
+    result = run_cli("--no-cache", "--isolated", "--output-format", "json", str(script))
+    [reported] = json.loads(result.stdout)
+    assert "`mypkg/model.py`, imported before, may start it" in reported["message"]
     assert reported["fix"]["message"].startswith("Set TF_FORCE_GPU_ALLOW_GROWTH=true")
 
 

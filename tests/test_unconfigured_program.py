@@ -217,7 +217,7 @@ def test_a_runtime_started_before_the_import_gets_the_variable_first(tmp_path: P
     done = run_cli("--no-cache", "--output-format", "json", str(script))
     [finding] = json.loads(done.stdout)
     assert finding["code"] == "TFM205"
-    assert "`early.py`, imported before, may start it" in finding["message"]
+    assert "at `tensorflow.constant()` (`early.py`, line 2)" in finding["message"]
     # the variable, before the first import, holds wherever it starts
     assert run_cli("--no-cache", "--fix", str(script)).returncode == 0
     assert script.read_text().startswith("import os\n\n" + VARIABLE_FIRST + "import early\n")
@@ -228,6 +228,37 @@ def test_a_runtime_started_before_the_import_gets_the_variable_first(tmp_path: P
     (tmp_path / "early.py").write_text("import tensorflow\ndef f():\n    tensorflow.ones(1)\n")
     [finding] = json.loads(run_cli("--no-cache", "--output-format", "json", str(script)).stdout)
     assert finding["fix"] is not None
+
+
+def test_a_start_at_import_comes_before_a_setting_the_program_makes_later(
+    tmp_path: Path,
+) -> None:
+    """A project module whose import-time code starts the runtime (a `tf.constant` default
+    argument) is imported before `main()` calls the project's GPU set-up: the runtime already
+    started with GPU memory unconfigured. Where that module only defines what calls TensorFlow,
+    the set-up comes first."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "gpu.py").write_text(
+        "import tensorflow as tf\n\n\ndef setup():\n"
+        "    for g in tf.config.list_physical_devices('GPU'):\n"
+        "        tf.config.experimental.set_memory_growth(g, True)\n"
+    )
+    boxes = "import tensorflow as tf\n\n\ndef filter_boxes(b, shape=tf.constant([416, 416])):\n"
+    (tmp_path / "boxes.py").write_text(boxes + "    return b\n")
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import tensorflow as tf\nimport gpu\nfrom boxes import filter_boxes\n\n\n"
+        'def main():\n    gpu.setup()\n    tf.ones([1])\n\n\nif __name__ == "__main__":\n'
+        "    main()\n"
+    )
+    done = run_cli("--no-cache", "--output-format", "json", str(script))
+    [finding] = json.loads(done.stdout)
+    assert finding["code"] == "TFM205"
+    assert "at `tf.constant()` (`boxes.py`, line 4)" in finding["message"]
+    (tmp_path / "boxes.py").write_text(
+        boxes.replace("tf.constant([416, 416])", "None") + "    return b\n"
+    )
+    assert json.loads(run_cli("--no-cache", "--output-format", "json", str(script)).stdout) == []
 
 
 def _project(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -682,6 +713,36 @@ def test_growth_set_up_by_a_project_class(tmp_path: Path) -> None:
     assert _found(root) == [("method.py", "TFM205")]
 
 
+@pytest.mark.parametrize(
+    ("built_from", "found"),
+    [
+        # a Cython source that names no framework and no environment variable sets nothing up
+        ({"fast.pyx": "def overlap(a, b):\n    return a + b\n"}, [("infer.py", "TFM205")]),
+        # one that does may set GPU memory up, and one with no source in the tree is unknown
+        ({"fast.pyx": "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = ''\n"}, []),
+        ({}, []),
+    ],
+)
+def test_a_compiled_project_module_is_read_through_its_cython_source(
+    tmp_path: Path, built_from: dict[str, str], found: list[tuple[str, str]]
+) -> None:
+    """A guard-less script imports a helper package whose module is built from Cython at install
+    time (`pkg/fast.pyx`, no `fast.py`): what that module runs is read from its source."""
+    root = _project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            **{f"pkg/{name}": text for name, text in built_from.items()},
+            "boxes.py": "from tensorflow import keras\nfrom pkg.fast import overlap\n",
+            "model.py": "from tensorflow.keras import layers, models\n\n\ndef build():\n"
+            "    x = layers.Input((1,))\n    return models.Model(x, layers.Dense(1)(x))\n",
+            "infer.py": "from boxes import overlap\nfrom model import build\n\n"
+            "model = build()\nprint(model.predict([[1.0]]))\n",
+        },
+    )
+    assert _found(root) == found
+
+
 def test_a_cached_result_follows_every_module_the_walk_read(tmp_path: Path) -> None:
     """entry -> a -> b: a change in b reaches the entry's cached result."""
     root = _project(
@@ -1065,6 +1126,32 @@ def test_tensorflow_imported_inside_a_function_that_starts_it(source: str) -> No
         'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n'
     )
     assert result.endswith(source)
+    assert codes(result) == []
+
+
+@pytest.mark.parametrize(
+    ("head", "body"),
+    [
+        # a diagnostics command: a docstring, then module state, every import in a function
+        ('"""Prints what is installed."""\n\n', "VERBOSE = False\n\n\n"),
+        # nothing but definitions and the guard
+        ("", ""),
+    ],
+)
+def test_a_module_that_imports_nothing_at_its_top_gets_the_variable_first(
+    head: str, body: str
+) -> None:
+    """With no import in the module body, the growth variable goes before its first
+    statement of code, after the docstring."""
+    source = (
+        head + body + "def main():\n    import tensorflow as tf\n\n    print(tf.ones([1]))\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    setting = 'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n\n'
+    [finding] = lint_text("t.py", source, DEFAULT)
+    assert finding.code == "TFM205" and finding.fix is not None
+    result = fixed(source)
+    assert result == head + setting + ("" if body else "\n") + source[len(head) :]
     assert codes(result) == []
 
 

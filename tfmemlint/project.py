@@ -46,6 +46,10 @@ PROGRAM_MODULES = 200
 # project holds a copy (TensorFlow's own tree).
 TENSORFLOW_ROOTS = frozenset({"tensorflow", "tensorflow_estimator", "keras", "tf_slim"})
 
+# What a compiled module's Cython source would name to set GPU memory or the GPUs up, or to
+# start a framework that does: one that names none of them does neither.
+_SETUP_WORDS = (b"tensorflow", b"keras", b"jax", b"torch", b"environ", b"putenv", b"import_module")
+
 
 def is_tensorflow(qualified: str) -> bool:
     return qualified.partition(".")[0] in TENSORFLOW_ROOTS
@@ -498,7 +502,18 @@ class FileResolver:
         there (a file left out of the tree, or made at build time): what it runs is unknown."""
         module, length, parts, absent = self.index.files.find(name, self.importer, False)
         self.read |= absent
-        return 0 < length < len(parts) and (module is None or module.endswith("__init__.py"))
+        if not (0 < length < len(parts) and (module is None or module.endswith("__init__.py"))):
+            return False
+        return module is None or not self._compiled_from_plain_source(
+            os.path.join(os.path.dirname(module), parts[length] + ".pyx")
+        )
+
+    def _compiled_from_plain_source(self, pyx: str) -> bool:
+        """Whether the module is built from a Cython source in the tree that names no
+        framework and no environment variable: its import-time code then sets nothing up."""
+        raw, read = self.index.files.read(pyx)
+        self.read |= read
+        return raw is not None and not any(word in raw for word in _SETUP_WORDS)
 
     def module_of(self, name: str) -> str | None:
         """The project module file that the longest importable head of the dotted `name`

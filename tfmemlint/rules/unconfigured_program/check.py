@@ -53,6 +53,7 @@ from tfmemlint.rules.unconfigured_program.fix import (
     first_tensorflow_or_keras_import,
     fix_place,
     growth_env_fix,
+    growth_env_fix_above,
     is_an_import_line,
     is_an_ipython_line,
     tf_config_fix,
@@ -251,8 +252,9 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
     else:
         rule = UNCONFIGURED_PROGRAM
         message = (
-            f"This program starts TensorFlow's runtime at {where} with GPU memory "
-            "unconfigured: it reserves nearly all of every GPU"
+            f"This program starts TensorFlow's runtime at {where}"
+            f"{',' if path != start.ctx.filename else ''} with GPU memory unconfigured: it "
+            "reserves nearly all of every GPU"
         )
     if served is not None:
         message += _served_note(ctx, served)
@@ -506,20 +508,24 @@ _VARIABLE_FIRST = (
 def _growth_variable_first(ctx: FileContext) -> Fix | None:
     """TF_FORCE_GPU_ALLOW_GROWTH set before the module body's first import (after an `import
     os` of its own line, where that comes first): before anything the program imports can
-    start TensorFlow, choose the GPUs or fork. None where anything else comes before that
-    import but a docstring and `from __future__` (it may be code that starts TensorFlow)."""
+    start TensorFlow, choose the GPUs or fork; in a module body that imports nothing, before
+    its first statement of code. None where anything else comes before that import but a
+    docstring and `from __future__` (it may be code that starts TensorFlow)."""
+    imports = ctx.names.module_body_imports()
     for index, statement in enumerate(ctx.module.body):
-        if not isinstance(statement, cst.SimpleStatementLine):
-            return None
-        if all(_docstring_or_future(small) for small in statement.body):
+        simple = isinstance(statement, cst.SimpleStatementLine)
+        if simple and all(_docstring_or_future(small) for small in statement.body):
             continue
+        if not imports and ctx.layout.separator is None:
+            return growth_env_fix_above(ctx, statement)
+        if not simple:
+            return None
         if _runs_no_python(ctx, statement):
             continue
         if len(statement.body) == 1 and _imports_os(statement.body[0]):
             continue
         if fixes.sets_the_environment(ctx, statement):
             continue
-        imports = ctx.names.module_body_imports()
         first = next(
             (b for b in (*imports, *_star_imports(ctx, imports)) if top_index(ctx, b) == index),
             None,

@@ -30,6 +30,19 @@ def growth_env_fix(ctx: FileContext, before: Binding | None = None) -> Fix | Non
     return Fix(f"Set {FORCE_GROWTH}=true before TensorFlow is imported", (edit,))
 
 
+def growth_env_fix_above(ctx: FileContext, statement: cst.CSTNode) -> Fix | None:
+    """`import os` and TF_FORCE_GPU_ALLOW_GROWTH set just above `statement`, in a module
+    whose body imports nothing (its imports are all inside functions): the first thing it runs.
+    None where the module binds `os` itself."""
+    if ctx.names.module_scope.bindings.get("os") or ctx.names.module_body_imports():
+        return None
+    # Two blank lines before a definition, one before other code, as black writes them.
+    after = "\n\n" if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) else "\n"
+    lines = f'import os\n\nos.environ.setdefault("{FORCE_GROWTH}", "true"){after}'
+    edit = fixes.insert_before_statement(ctx, statement, lines)
+    return Fix(f"Set {FORCE_GROWTH}=true before TensorFlow is imported", (edit,))
+
+
 def first_tensorflow_or_keras_import(ctx: FileContext) -> Binding | None:
     """The module body's first import of TensorFlow or Keras: where TF_FORCE_GPU_ALLOW_GROWTH
     must be set before."""

@@ -556,9 +556,8 @@ class Walk:
     def module(self, project: FileResolver, path: str, depth: int = 0) -> None:
         """Run a project module's import-time code, as far as it may set GPU memory up or
         choose the GPUs: only a module whose text could is parsed; the others are crossed,
-        IMPORT_LEVELS deep, through the modules they import. One imported before the fix's
-        place is read with `ast` for a call that may start the runtime. (A runtime started at
-        import later on is not seen: the start found after it still makes the finding.)"""
+        IMPORT_LEVELS deep, through the modules they import. One that may call TensorFlow at
+        import (read with `ast`) is read in full, for a start there."""
         if path in self.modules:
             return
         self.modules.add(path)
@@ -577,11 +576,18 @@ class Walk:
             if tree is not None and tf1_code(tree) and tf1_at_import(tree):
                 self.configured = self.turned_tf1 = True  # TF1 from here on (a session)
                 return
-        if self.top <= self.anchor_top and project.mentions(path, _TENSORFLOW_WORDS):
-            # Imported before the fix's place: read cheaply, for a call that may start the
-            # runtime there (the fix would then come too late).
+        if project.mentions(path, _TENSORFLOW_WORDS):
+            # Read cheaply for a call that may start the runtime at import, and where one may,
+            # in full: a start there comes before any setting the entry makes later.
             tree = project.syntax_tree(path)
-            if tree is None or calls_tensorflow_at_import(tree):
+            if tree is not None and calls_tensorflow_at_import(tree):
+                other = self.enter(path)
+                if other is not None:
+                    self.block(other, other.module)
+                    if self.done():
+                        return
+            if self.top <= self.anchor_top and (tree is None or calls_tensorflow_at_import(tree)):
+                # before the fix's place, a start it may make would come before the fix
                 self.early_start = project.display(path)
         if depth + 1 >= IMPORT_LEVELS and not self.starts_at_import:
             return  # (where the start may be anywhere, as far as MAX_MODULES: so may a setting)
