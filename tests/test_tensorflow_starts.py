@@ -236,6 +236,30 @@ def test_a_builder_bound_to_a_name_starts_it_at_as_dataset() -> None:
 
 
 @pytest.mark.parametrize(
+    ("definition", "call"),
+    [
+        ("@tf.function(jit_compile=True)\ndef step(x):\n    return x * 2\n", "step(data)"),
+        ("@function\ndef step(x):\n    return x * 2\n", "step(data)"),
+        (
+            "class Trainer:\n    @tf.function\n    def step(self, x):\n        return x * 2\n",
+            "Trainer().step(data)",
+        ),
+    ],
+)
+def test_calling_a_tf_function_starts_the_runtime(definition: str, call: str) -> None:
+    """A `tf.function` runs its graph on the runtime when it is called, whatever its body
+    holds; defining it starts nothing."""
+    source = (
+        "import tensorflow as tf\nfrom tensorflow import function\n\ndata = [1.0]\n\n\n"
+        f"{definition}\n\nif __name__ == '__main__':\n    print({call})\n"
+    )
+    [(code, message)] = found(source)
+    assert code == "TFM205"
+    assert "at `step()` (line 1" in message
+    assert codes(source.replace(f"    print({call})\n", "    print(data)\n")) == []
+
+
+@pytest.mark.parametrize(
     "source",
     [
         # only reads files, or lists devices

@@ -743,6 +743,31 @@ def test_a_compiled_project_module_is_read_through_its_cython_source(
     assert _found(root) == found
 
 
+def test_a_notebook_that_starts_tensorflow_through_a_project_module(tmp_path: Path) -> None:
+    """A notebook that never imports TensorFlow builds a Keras model through a module of the
+    project: reported at the cell's import of that module, and fixed with the growth
+    variable right after the notebook's `import os`. One that only imports it, never."""
+    root = _project(
+        tmp_path,
+        {
+            "models/__init__.py": "",
+            "models/net.py": "import tensorflow as tf\n\n\ndef build():\n"
+            "    return tf.keras.Sequential([tf.keras.layers.Dense(1)])\n",
+        },
+    )
+    cells = ["import os\nimport numpy as np", "from models.net import build", "model = build()"]
+    path = write_notebook(root / "explore.ipynb", cells)
+    assert _found(root) == [("explore.ipynb", "TFM205")]
+    assert run_cli("--no-cache", "--fix", str(path)).returncode == 0
+    after = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    setting = 'os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n'
+    assert "".join(after[0]) == cells[0].replace("os\n", "os\n\n" + setting)
+    assert ["".join(cell) for cell in after[1:]] == cells[1:]
+    assert _found(root) == []
+    write_notebook(path, cells[:2])
+    assert _found(root) == []
+
+
 def test_a_cached_result_follows_every_module_the_walk_read(tmp_path: Path) -> None:
     """entry -> a -> b: a change in b reaches the entry's cached result."""
     root = _project(

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.model import FILE, Edit, FileResult, Finding, Layout, Location, Rule
 from tfmemlint.prefilter import (
-    may_have_findings,
-    needs_project,
+    first_stage,
     prefilter_verdict,
     python2_for_python,
     too_deep_for_python,
@@ -178,7 +177,7 @@ def _check_notebook(
     `in_cells`); a fix rewrites only the `source` of the cells it changed."""
     from tfmemlint.notebook import Notebook, NotebookError
 
-    if not may_have_findings(raw, settings.selected) and not needs_project(raw, settings.selected):
+    if not first_stage(raw, settings.selected, lambda: project):
         return FileResult(filename)
     try:
         notebook = Notebook.parse(raw.decode("utf-8"))

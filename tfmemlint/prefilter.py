@@ -289,7 +289,10 @@ def any_trigger() -> re.Pattern[str]:
 
 
 def first_stage(
-    raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
+    raw: bytes,
+    selected: frozenset[str],
+    resolver: Callable[[], FileResolver | None],
+    notebook_code: bool = False,
 ) -> Literal["words", "entry", "program", "project", ""]:
     """The pre-filter's first stage: "words" when the file holds the words a finding needs;
     "entry" when it is an entry point TFM205 cannot tell by its words (a TensorFlow module that
@@ -297,7 +300,8 @@ def first_stage(
     imports project modules that reach TensorFlow's (the program may start it through them);
     "project" when it lacks only TensorFlow's module words but imports a project module that
     stands for TensorFlow; "" when it cannot hold a finding. `resolver` gives the file's view
-    of the project index, asked for only when the words alone do not decide."""
+    of the project index, asked for only when the words alone do not decide. `notebook_code`:
+    the bytes are a notebook's cells as one module, not its JSON."""
     if may_have_findings(raw, selected):
         return "words"
     if _script_entry(raw, selected, resolver):
@@ -306,7 +310,7 @@ def first_stage(
         # It names TensorFlow, and holds none of the words of the families that need its
         # names: neither a program through the project nor a project stand-in can hold one.
         return ""
-    if _program_through_project(raw, selected, resolver):
+    if _program_through_project(raw, selected, resolver, notebook_code):
         return "program"
     if not needs_project(raw, selected):
         return ""
@@ -329,7 +333,7 @@ def prefilter_verdict(
     """Both stages of the pre-filter, as every caller applies them to a file's bytes (a
     notebook's JSON with `notebook`): "parse" when the engine must see the file, "screened"
     when its code rules a finding out, "" when its bytes do."""
-    passes = first_stage(raw, selected, resolver)
+    passes = first_stage(raw, selected, resolver, notebook)
     if not passes and notebook and _tensorflow_for_tfm205(raw, selected):
         return "parse"  # every notebook is an entry point
     if not passes:
@@ -344,18 +348,25 @@ def prefilter_verdict(
 
 
 def _program_through_project(
-    raw: bytes, selected: frozenset[str], resolver: Callable[[], FileResolver | None]
+    raw: bytes,
+    selected: frozenset[str],
+    resolver: Callable[[], FileResolver | None],
+    notebook_code: bool = False,
 ) -> bool:
-    """An entry point by its words (TFM205's), in Python source that names no TensorFlow but
-    imports project modules that do: it may start TensorFlow through them."""
+    """An entry point by its words (TFM205's), or a notebook, which always is one, whose code
+    names no TensorFlow but imports project modules that do: it may start TensorFlow through
+    them."""
     family = UNCONFIGURED_PROGRAM_FAMILY
     if not any(rule.code in selected for rule in family.rules) or b"import" not in raw:
         return False
-    if not holds_a_trigger(raw, THROUGH_PROJECT_WORDS, family.inert):
+    notebook = notebook_code or b'"nbformat"' in raw
+    if not notebook and not holds_a_trigger(raw, THROUGH_PROJECT_WORDS, family.inert):
         return False
     project = resolver()
-    if project is None or project.filename.endswith(".ipynb"):
+    if project is None:
         return False
+    if project.filename.endswith(".ipynb") and not notebook_code:
+        return True  # its code sits in JSON strings: the cells are asked, once read
     return project.imports_words(raw, family.modules) is not None
 
 

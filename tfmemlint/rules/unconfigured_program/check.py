@@ -199,9 +199,10 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
     import, holds wherever in the program TensorFlow starts; the loop could not be placed."""
     project = ctx.names.project
     raw = ctx.text.encode("utf-8", "surrogatepass")
-    # As the pre-filter's "program" stage lets a file through: by its words, not a notebook.
+    # As the pre-filter's "program" stage lets a file through: by its words, or a notebook,
+    # which is always an entry point.
     words = THROUGH_PROJECT_WORDS
-    if ctx.layout.separator is not None or not holds_a_trigger(raw, words, FAMILY.inert):
+    if ctx.layout.separator is None and not holds_a_trigger(raw, words, FAMILY.inert):
         return
     if project is None or not (project_imports := _project_imports(ctx)):
         return

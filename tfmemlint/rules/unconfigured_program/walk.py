@@ -429,6 +429,9 @@ class Walk:
         found = self._definition(ctx, site, func)
         if found is not None:
             where, definition, owner = found
+            if isinstance(definition, cst.FunctionDef) and _is_a_graph_function(where, definition):
+                self.starts(ctx, site.node, f"{dotted_name(func) or 'call'}()")
+                return True
             methods: list[cst.FunctionDef] = []
             if isinstance(definition, cst.ClassDef):
                 if every_method:
@@ -446,7 +449,9 @@ class Walk:
             if owner_found is not None:
                 where, owner = owner_found
                 method = _method(owner, func.attr.value)
-                if method is not None:
+                if method is not None and _is_a_graph_function(where, method):
+                    self.starts(ctx, site.node, f"{dotted_name(func) or func.attr.value}()")
+                elif method is not None:
                     self.function_body(where, method, owner)
                 return True
         project = ctx.names.project
@@ -741,6 +746,17 @@ def _public_methods(definition: cst.ClassDef) -> list[cst.FunctionDef]:
 def _method(definition: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     body = definition.body.body if isinstance(definition.body, cst.IndentedBlock) else ()
     return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+def _is_a_graph_function(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether `function` is decorated with `tf.function`: calling it runs its graph, on the
+    runtime that the call starts."""
+    for decorator in function.decorators:
+        expr = decorator.decorator
+        expr = expr.func if isinstance(expr, cst.Call) else expr
+        if ctx.names.api_of(expr, ctx.names.module_scope, sys.maxsize) == "function":
+            return True
+    return False
 
 
 def module_definition(ctx: FileContext, name: str) -> cst.FunctionDef | cst.ClassDef | None:
