@@ -72,6 +72,9 @@ def test_growth_fix_uses_a_free_loop_variable() -> None:
         "info = tf.config.experimental.get_memory_info('GPU:0')",
         "y = tf.math.sqrt(4.0)",
         "from tensorflow.python.client import device_lib\nlocal = device_lib.list_local_devices()",
+        # a library that starts the runtime (`starters.py`)
+        "import tensorflow_datasets as tfds\nds = tfds.load('mnist')",
+        "import tensorflow_hub as hub\nmodel = hub.load('https://tfhub.dev/m')",
     ],
 )
 def test_configuration_after_initialization(initializer: str) -> None:

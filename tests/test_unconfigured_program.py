@@ -768,6 +768,43 @@ def test_a_notebook_that_starts_tensorflow_through_a_project_module(tmp_path: Pa
     assert _found(root) == []
 
 
+CAUGHT_LIMIT = (
+    'gpus = tf.config.list_physical_devices("GPU")\ntry:\n'
+    "    tf.config.set_logical_device_configuration(\n"
+    "        gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=1024)]\n    )\n"
+    "except RuntimeError as e:\n    print(e)\n"
+)
+
+
+def test_a_caught_setting_after_the_start_leaves_the_program_unconfigured() -> None:
+    """A notebook's order: data loaded, then the GPU set up in a `try` that prints the
+    RuntimeError. The program runs on with nothing set up: TFM205, with no fix of its own (the
+    setting belongs before the start; TFM203 says so), beside TFM203."""
+    source = (
+        "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n"
+        "ds = tfds.load('mnist', split='train')\n" + CAUGHT_LIMIT + "print(next(iter(ds)))\n"
+    )
+    found = {f.code: f for f in lint_text("t.py", source, DEFAULT)}
+    assert sorted(found) == ["TFM203", "TFM205"]
+    assert found["TFM205"].fix is None
+    assert "the GPU setting on line 7 comes after that" in found["TFM205"].message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the setting comes first, as TensorFlow's guide writes it
+        "import tensorflow as tf\n\n" + CAUGHT_LIMIT + "print(tf.ones([1]))\n",
+        # in a function the walk may not follow in order: taken at its word, as before
+        "import tensorflow as tf\n\n\ndef setup():\n"
+        + textwrap.indent(CAUGHT_LIMIT, "    ")
+        + "\n\nx = tf.ones([1])\nsetup()\nprint(x)\n",
+    ],
+)
+def test_a_caught_setting_that_may_come_first_is_no_tfm205(source: str) -> None:
+    assert "TFM205" not in codes(source)
+
+
 def test_a_cached_result_follows_every_module_the_walk_read(tmp_path: Path) -> None:
     """entry -> a -> b: a change in b reaches the entry's cached result."""
     root = _project(

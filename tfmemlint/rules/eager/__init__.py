@@ -48,7 +48,8 @@ CONFIGURED_AFTER_INITIALIZATION = Rule(
         "`set_virtual_device_configuration` and `set_visible_devices` called after, in the same "
         "scope, something that initializes the runtime: a tensor op, a Keras model, "
         "`list_logical_devices`, `get_memory_info`, `tf.test.is_gpu_available`, "
-        "`device_lib.list_local_devices`. It points at the initializing line.",
+        "`device_lib.list_local_devices`, a library that starts it (`tfds.load`, `hub.load`). "
+        "It points at the initializing line.",
         why="Once the runtime is initialized the devices are fixed, and these calls raise "
         "`RuntimeError: Physical devices cannot be modified after being initialized` "
         "(python/eager/context.py; hunglc007/tensorflow-yolov4-tflite#171). "

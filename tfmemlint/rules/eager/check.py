@@ -11,7 +11,7 @@ import libcst as cst
 from tfmemlint import fixes
 from tfmemlint.model import Finding, Fix
 from tfmemlint.names import Ancestry, Binding, CallSite, dotted_name, target_names
-from tfmemlint.rules import literals
+from tfmemlint.rules import literals, starters
 from tfmemlint.rules.branches import exclusive_branches, paths
 from tfmemlint.rules.eager import (
     CONFIGURED_AFTER_INITIALIZATION,
@@ -52,7 +52,7 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         api = names.api_of(site.node.func, site.scope, site.order)
         if api in GROWTH or api in LIMIT or api in VISIBILITY:
             configs.append(DeviceCall(site, api, argument(site.node, 0, "device", "devices")))
-        elif starts_runtime(api):
+        elif starts_runtime(api) or _library_start(ctx, site):
             initializers.append((site, api or ""))
     late: list[DeviceCall] = []  # they raise RuntimeError, whatever else they set
     for config in configs:
@@ -68,6 +68,14 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         ):
             yield from _growth_on_some(ctx, config)
     yield from _growth_and_limit(ctx, [c for c in configs if c not in late])
+
+
+def _library_start(ctx: FileContext, site: CallSite) -> bool:
+    """A direct call into a library that starts TensorFlow's runtime (`tfds.load(...)`,
+    `hub.load(...)`; see `starters.py`). Keras's own libraries count only where the rule knows
+    Keras runs on TensorFlow, which it does not ask here: they are left out."""
+    qualified = ctx.names.qualified_names(site.node.func, site.scope, site.order) or set()
+    return any(starters.started_by(name, keras_on_tensorflow=False) for name in qualified)
 
 
 def _restricted(ctx: FileContext, growth: DeviceCall, configs: list[DeviceCall]) -> bool:

@@ -110,8 +110,11 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         if "keras" in ctx.text and not _configures(ctx) and not _runs_on_a_tpu(ctx):
             yield from _keras_own_session(ctx)
         return
-    if _configures(ctx, served) or _runs_on_a_tpu(ctx):
+    if _configures(ctx, served, caught_late=True) or _runs_on_a_tpu(ctx):
         return
+    # A module-level setting whose RuntimeError is caught lets the program run on unset up
+    # where the runtime started first: the walk, in order, says whether it did.
+    caught = _caught_setting(ctx) if _configures(ctx, served) else None
     if _is_keras(anchor) and backend.by_default and _imported_roots(ctx) & _HOSTS:
         return  # Keras beside JAX or PyTorch, its backend left to the shell: likely theirs
     walk, place = _walked(ctx, entry, anchor, backend, served is not None)
@@ -147,6 +150,15 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         )
         message += f" (Keras runs on TensorFlow, its default backend: {told})"
     assert anchor.statement is not None
+    if caught is not None:
+        # The setting belongs before the start: TFM203 moves it there where it can.
+        row = ctx.lines.location(ctx.span(caught.node)[0]).row
+        message += (
+            f"; the GPU setting on {ctx.place(row)} comes after that, and the RuntimeError it "
+            "raises is caught: set GPU memory up before the runtime starts"
+        )
+        yield ctx.finding(rule, message, anchor.statement, None)
+        return
     if served is not None:
         message += _served_note(ctx, served)
         imported = first_tensorflow_or_keras_import(ctx)
@@ -1003,10 +1015,12 @@ def _spells_tf1(ctx: FileContext, tensorflow: Binding) -> bool:
     return False
 
 
-def _configures(ctx: FileContext, served: Served | None = None) -> bool:
+def _configures(ctx: FileContext, served: Served | None = None, caught_late: bool = False) -> bool:
     """Whether the module sets GPU memory up anywhere: wherever the walk would place it, the
     rule has nothing sure to say (TFM203 reports a setting that comes too late). Where a
-    server imports the module, anywhere but under its `__main__` guard, which never runs."""
+    server imports the module, anywhere but under its `__main__` guard, which never runs.
+    With `caught_late`, a module-level setting whose RuntimeError is caught is left to the
+    walk: if the runtime starts before it, the program runs on with nothing set up."""
     names = ctx.names
     guards = [
         ctx.span(statement)
@@ -1024,7 +1038,7 @@ def _configures(ctx: FileContext, served: Served | None = None) -> bool:
     ):
         return True
     for site in names.calls:
-        if not runs(site.node):
+        if not runs(site.node) or (caught_late and _caught_at_module_level(ctx, site)):
             continue
         if configuration(ctx, site) is not None or (guards and hides_all_gpus(names, site)):
             return True
@@ -1034,6 +1048,46 @@ def _configures(ctx: FileContext, served: Served | None = None) -> bool:
         and frameworks.imported(binding.qualified) is not None
         for bindings in names.module_scope.bindings.values()
         for binding in bindings
+    )
+
+
+# What a handler names that catches the RuntimeError of a setting made too late.
+_CATCHES_RUNTIME_ERROR = frozenset({"RuntimeError", "Exception", "BaseException"})
+
+
+def _caught_at_module_level(ctx: FileContext, site: CallSite) -> bool:
+    """Whether the call runs in module-level code (a notebook's cell), in the body of a `try`
+    whose handler catches RuntimeError (or bare `except:`)."""
+    if site.scope is not ctx.names.module_scope:
+        return False
+    inner: cst.CSTNode | None = None
+    for node in site.ancestry:
+        if isinstance(node, cst.Try) and inner is node.body:
+            return any(
+                handler.type is None
+                or {dotted_name(t) for t in _handled(handler.type)} & _CATCHES_RUNTIME_ERROR
+                for handler in node.handlers
+            )
+        inner = node
+    return False
+
+
+def _handled(expression: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The exception types an `except` clause names: one, or a tuple of them."""
+    if isinstance(expression, cst.Tuple):
+        return [element.value for element in expression.elements]
+    return [expression]
+
+
+def _caught_setting(ctx: FileContext) -> CallSite | None:
+    """The first module-level setting of GPU memory whose RuntimeError is caught."""
+    return next(
+        (
+            site
+            for site in ctx.names.calls
+            if _caught_at_module_level(ctx, site) and configuration(ctx, site) is not None
+        ),
+        None,
     )
 
 
