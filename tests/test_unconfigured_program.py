@@ -261,6 +261,53 @@ def test_a_start_at_import_comes_before_a_setting_the_program_makes_later(
     assert json.loads(run_cli("--no-cache", "--output-format", "json", str(script)).stdout) == []
 
 
+GROWTH_IN_MAIN = (
+    "def main():\n    for g in tf.config.list_physical_devices('GPU'):\n"
+    "        tf.config.experimental.set_memory_growth(g, True)\n    print(tf.ones([1]))\n\n\n"
+    'if __name__ == "__main__":\n    main()\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("entry", "found"),
+    [
+        # the import starts the runtime; main's growth then raises RuntimeError
+        ("import tensorflow as tf\nfrom boxes import filter_boxes\n\n\n" + GROWTH_IN_MAIN, 2),
+        # set up at the top, before that import: configured
+        (
+            "import tensorflow as tf\n\nfor g in tf.config.list_physical_devices('GPU'):\n"
+            "    tf.config.experimental.set_memory_growth(g, True)\n"
+            "from boxes import filter_boxes\n\nprint(tf.ones([1]))\n",
+            None,
+        ),
+        # the start in the entry itself is TFM203's to report
+        ("import tensorflow as tf\n\nX = tf.constant(1.0)\n\n\n" + GROWTH_IN_MAIN, None),
+    ],
+)
+def test_a_project_import_that_starts_the_runtime_before_the_programs_own_setting(
+    tmp_path: Path, entry: str, found: int | None
+) -> None:
+    """The program sets growth up in `main()`, but an import at its top runs a project
+    module's `tf.constant` default argument first (yolov4-tflite's train.py): TFM205 at that
+    import, with no fix; the setting must move above it."""
+    root = _project(
+        tmp_path,
+        {
+            "boxes.py": "import tensorflow as tf\n\n\n"
+            "def filter_boxes(b, shape=tf.constant([416, 416])):\n    return b\n",
+            "train.py": entry,
+        },
+    )
+    reported = json.loads(run_cli("--no-cache", "--output-format", "json", str(root)).stdout)
+    tfm205 = [f for f in reported if f["code"] == "TFM205"]
+    if found is None:
+        assert tfm205 == []
+        return
+    [finding] = tfm205
+    assert finding["location"]["row"] == found and finding["fix"] is None
+    assert "before its GPU setting on line 7: that setting then raises" in finding["message"]
+
+
 def _project(tmp_path: Path, files: dict[str, str]) -> Path:
     (tmp_path / ".git").mkdir()
     for name, text in files.items():

@@ -110,7 +110,10 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         if "keras" in ctx.text and not _configures(ctx) and not _runs_on_a_tpu(ctx):
             yield from _keras_own_session(ctx)
         return
-    if _configures(ctx, served, caught_late=True) or _runs_on_a_tpu(ctx):
+    if _runs_on_a_tpu(ctx):
+        return
+    if _configures(ctx, served, caught_late=True):
+        yield from _started_at_import_before_the_setting(ctx, entry, anchor, backend, served)
         return
     # A module-level setting whose RuntimeError is caught lets the program run on unset up
     # where the runtime started first: the walk, in order, says whether it did.
@@ -672,6 +675,43 @@ def _keras_session_through_the_project(
     if path not in keras_paths:
         where += f", through `{through.qualified}`"
     yield _keras_session_finding(ctx, where, through.statement, project_imports[0][0])
+
+
+def _started_at_import_before_the_setting(
+    ctx: FileContext,
+    entry: tuple[cst.FunctionDef, ...],
+    anchor: Binding,
+    backend: KerasBackend,
+    served: Served | None,
+) -> Iterator[Finding]:
+    """TFM205 for a program that sets GPU memory up itself, but imports, at its top, a project
+    module whose import starts the runtime first (a `tf.constant` default argument): the
+    setting then raises RuntimeError. TFM203 sees only one module; this is where the start is
+    in another. Reported with no fix: the setting belongs before that import."""
+    walk, _ = _walked(ctx, entry, anchor, backend, served is not None)
+    project = ctx.names.project
+    for other in walk.contexts[1:]:  # the entry's result holds while what it read does
+        if project is not None and other.names.project is not None:
+            project.read |= other.names.project.read
+    start = walk.first_start
+    if start is None or walk.configured or walk.unsure or start.ctx is ctx:
+        return
+    statement = ctx.module.body[start.top] if 0 <= start.top < len(ctx.module.body) else None
+    if statement is None or not is_an_import_line(statement) or _tf1_code(start.ctx):
+        return
+    setting = next(
+        (site for site in ctx.names.calls if configuration(ctx, site) is not None), None
+    )
+    if setting is None:
+        return  # set up by the environment or a framework: a case of its own
+    row = ctx.lines.location(ctx.span(setting.node)[0]).row
+    message = (
+        f"This TF2 program starts the runtime at `{start.what}` ({_place(ctx, start)}), as "
+        f"this import runs, before its GPU setting on {ctx.place(row)}: that setting then "
+        "raises RuntimeError, and the runtime keeps nearly all of every GPU; set GPU memory "
+        "up before this import"
+    )
+    yield ctx.finding(UNCONFIGURED_PROGRAM, message, statement, None)
 
 
 def _keras_session_finding(
