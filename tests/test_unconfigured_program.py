@@ -825,16 +825,22 @@ CAUGHT_LIMIT = (
 
 def test_a_caught_setting_after_the_start_leaves_the_program_unconfigured() -> None:
     """A notebook's order: data loaded, then the GPU set up in a `try` that prints the
-    RuntimeError. The program runs on with nothing set up: TFM205, with no fix of its own (the
-    setting belongs before the start; TFM203 says so), beside TFM203."""
+    RuntimeError. The program runs on with nothing set up: TFM205 beside TFM203. Its fix, the
+    growth variable first, changes nothing else: the setting still raises, and is caught."""
     source = (
         "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n"
         "ds = tfds.load('mnist', split='train')\n" + CAUGHT_LIMIT + "print(next(iter(ds)))\n"
     )
     found = {f.code: f for f in lint_text("t.py", source, DEFAULT)}
     assert sorted(found) == ["TFM203", "TFM205"]
-    assert found["TFM205"].fix is None
     assert "the GPU setting on line 7 comes after that" in found["TFM205"].message
+    result = fixed(source)
+    assert result == source.replace(
+        "import tensorflow as tf\n",
+        "import os\n\n" + VARIABLE_FIRST + "import tensorflow as tf\n",
+        1,
+    )
+    assert codes(result) == ["TFM203"]
 
 
 @pytest.mark.parametrize(

@@ -154,13 +154,21 @@ def check(ctx: FileContext) -> Iterator[Finding]:
         message += f" (Keras runs on TensorFlow, its default backend: {told})"
     assert anchor.statement is not None
     if caught is not None:
-        # The setting belongs before the start: TFM203 moves it there where it can.
+        # The setting belongs before the start: TFM203 moves it there where it can. The
+        # variable changes nothing else: the setting raises, and is caught, as it was.
         row = ctx.lines.location(ctx.span(caught.node)[0]).row
         message += (
             f"; the GPU setting on {ctx.place(row)} comes after that, and the RuntimeError it "
-            "raises is caught: set GPU memory up before the runtime starts"
+            "raises is caught"
         )
-        yield ctx.finding(rule, message, anchor.statement, None)
+        hides = host is not None and ctx.policy.guest == "hide"
+        fix = None
+        if ctx.policy.fraction is None and not hides and not _overrides_growth(ctx):
+            fix = _growth_variable_first(ctx)
+        tail = (
+            _VARIABLE_FIRST if fix is not None else ": set GPU memory up before the runtime starts"
+        )
+        yield ctx.finding(rule, message + tail, anchor.statement, fix)
         return
     if served is not None:
         message += _served_note(ctx, served)
@@ -699,9 +707,7 @@ def _started_at_import_before_the_setting(
     statement = ctx.module.body[start.top] if 0 <= start.top < len(ctx.module.body) else None
     if statement is None or not is_an_import_line(statement) or _tf1_code(start.ctx):
         return
-    setting = next(
-        (site for site in ctx.names.calls if configuration(ctx, site) is not None), None
-    )
+    setting = next((site for site in ctx.names.calls if configuration(ctx, site) is not None), None)
     if setting is None:
         return  # set up by the environment or a framework: a case of its own
     row = ctx.lines.location(ctx.span(setting.node)[0]).row
