@@ -140,6 +140,23 @@ def test_a_file_libcst_cannot_reproduce_is_reported_and_left_alone(tmp_path: Pat
     assert path.read_bytes() == raw
 
 
+@pytest.mark.parametrize("tail", [b"\n\n        ", b"\t \x0c", b"\n   \n"])
+def test_a_last_line_of_only_blanks_is_checked_and_fixed_with_its_blanks_kept(
+    tail: bytes, tmp_path: Path
+) -> None:
+    """libcst leaves out a last line of only spaces (an editor's leftover, with no newline
+    after it). Nothing comes after it, so positions hold: the file is checked and fixed like
+    any other, and its last bytes stay."""
+    raw = b"import tensorflow.compat.v1 as tf\nsess = tf.Session()\nprint(sess)" + tail
+    path = tmp_path / "ends_in_blanks.py"
+    path.write_bytes(raw)
+    result = run_cli("--fix", "--no-cache", "--output-format", "concise", str(path))
+    assert result.returncode == 0, result.stdout
+    fixed = path.read_bytes()
+    assert fixed.endswith(b"print(sess)" + tail)
+    assert b"allow_growth=True" in fixed
+
+
 def test_pythons_warnings_about_the_code_are_not_printed(tmp_path: Path) -> None:
     """The safety net and the table masking parse with CPython, which warns about code such as
     invalid escapes; those warnings are not what the user asked about."""

@@ -34,6 +34,10 @@ class UnfaithfulParseError(Exception):
     """libcst's tree does not give back the text it was parsed from."""
 
 
+# Whitespace at the end of a file, which libcst's codegen may leave out: no position is after it.
+_END_BLANKS = " \t\f\r\n"
+
+
 class FileContext:
     """What a rule sees of one file."""
 
@@ -60,10 +64,11 @@ class FileContext:
     def _positions(self) -> positions.Positions:
         # Computed only once a rule needs a position.
         measured = positions.measure(self.module)
-        if measured.code.rstrip("\r\n") != self.text.rstrip("\r\n"):
+        if measured.code.rstrip(_END_BLANKS) != self.text.rstrip(_END_BLANKS):
             # libcst drops a few rare spellings (a line holding only a `\` continuation):
-            # positions would then point at the wrong bytes, and so would any fix. (A final
-            # lone CR it also drops moves nothing.)
+            # positions would then point at the wrong bytes, and so would any fix. (What it
+            # drops at the very end, a final lone CR or a last line of only spaces, moves
+            # nothing.)
             raise UnfaithfulParseError(
                 "libcst does not reproduce this file byte for byte (a line that holds only a "
                 "backslash continuation?), so no position or fix would be right"
