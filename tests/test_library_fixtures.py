@@ -1,5 +1,5 @@
 """`fixtures/libraries`: programs that reach TensorFlow through a library (TFDS, TF Hub,
-transformers, TF1-era Keras as `tf_keras`) or use it as a guest of PyTorch. Their packages are not in the test extra (TFDS,
+transformers, TF1-era Keras as `tf_keras`, `tf.estimator`) or use it as a guest of PyTorch. Their packages are not in the test extra (TFDS,
 hub and transformers need the network to load anything, PyTorch's wheel brings CUDA), so
 `after` is checked against `--fix` and run only where every package it imports is installed.
 `tfmemlint verify fixtures/libraries/after` runs them where they are (see the README)."""
@@ -7,6 +7,7 @@ hub and transformers need the network to load anything, PyTorch's wheel brings C
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -51,6 +52,7 @@ def test_findings_are_exactly_where_after_differs() -> None:
         ("jax_tfds_builder.py", "TFM208"),
         ("keras2_own_session.py", "TFM212"),
         ("keras2_set_session_no_memory.py", "TFM102"),
+        ("estimator_without_config.py", "TFM101"),
     }
     changed = {n for n in NAMES if (BEFORE / n).read_bytes() != (AFTER / n).read_bytes()}
     assert {name for name, _ in found} == changed
@@ -76,10 +78,28 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
+def _tensorflow_has_estimator() -> bool:
+    """`tf.estimator` is the tensorflow-estimator package's, and TensorFlow 2.16 dropped it."""
+    try:
+        version = importlib.metadata.version("tensorflow")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return (major, minor) < (2, 16) and importlib.util.find_spec("tensorflow_estimator") is not None
+
+
+# What a script needs beyond its imports: each a check, and what it is called when missing.
+NEEDS_BEYOND_IMPORTS = {
+    "estimator_without_config.py": (_tensorflow_has_estimator, "tf.estimator (TensorFlow < 2.16)"),
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_after_runs_where_its_packages_are_installed(name: str, tmp_path: Path) -> None:
     missing = sorted(m for m in _imports(AFTER / name) if importlib.util.find_spec(m) is None)
+    if name in NEEDS_BEYOND_IMPORTS and not NEEDS_BEYOND_IMPORTS[name][0]():
+        missing.append(NEEDS_BEYOND_IMPORTS[name][1])
     if missing:
         pytest.skip(f"not installed here: {', '.join(missing)}")
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}

@@ -120,6 +120,7 @@ TF2_SIMULATED = {
     "tf2_module_level_fit.py",
     "tf2_typer_app.py",
     "tf2_tyro_cli.py",
+    "tf2_search_objective.py",
     "keras3_default_backend.py",
     "keras3_explicit_tensorflow.py",
     "project_tf2_configured/train_helper.py",
