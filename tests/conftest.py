@@ -82,12 +82,12 @@ def codes(source: str, filename: str = "t.py", settings: Settings | None = None)
     return [f.code for f in lint_text(filename, textwrap.dedent(source), chosen)]
 
 
-def fixed(source: str, settings: Settings | None = None) -> str:
+def fixed(source: str, settings: Settings | None = None, filename: str = "t.py") -> str:
     """What fixing `source` (dedented) makes of it, by default under the default settings."""
     from tfmemlint.fix_loop import fix_text
 
     chosen = settings if settings is not None else Settings.default(ALL_RULES)
-    return fix_text("t.py", textwrap.dedent(source), chosen)[0]
+    return fix_text(filename, textwrap.dedent(source), chosen)[0]
 
 
 def run_cli(

@@ -1301,6 +1301,7 @@ app = Flask(__name__)
 def total():
     return str(float(tf.reduce_sum(tf.ones([3]))))
 """
+GROWTH_FIRST = 'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\nimport '
 GUARD_ONLY = """
 
 if __name__ == "__main__":
@@ -1325,6 +1326,22 @@ if __name__ == "__main__":
         # a model loaded as the app is imported
         "import tensorflow as tf\nimport fastapi\napp = fastapi.FastAPI()\n"
         "model = tf.keras.models.load_model('m.keras')\n",
+        # an RQ job
+        "import tensorflow as tf\nfrom rq.decorators import job\n"
+        "@job('default')\ndef t():\n    tf.ones([1])\n",
+        # a Ray Serve deployment: a class that each replica builds, and a function
+        "import tensorflow as tf\nfrom ray import serve\n@serve.deployment(num_replicas=2)\n"
+        "class C:\n    def __init__(self):\n        self.model = tf.keras.models.load_model('m')\n"
+        "    async def __call__(self, request):\n        return self.model(request)\n"
+        "app = C.bind()\n",
+        "import ray.serve\nimport tensorflow as tf\n@ray.serve.deployment\n"
+        "def f(request):\n    return float(tf.ones([1])[0])\n",
+        # a BentoML service, and a service of BentoML 1.0 with its API functions
+        "import bentoml\nimport tensorflow as tf\n@bentoml.service(resources={'gpu': 1})\n"
+        "class S:\n    @bentoml.api\n    def total(self, n: int) -> float:\n"
+        "        return float(tf.reduce_sum(tf.ones([n])))\n",
+        "import bentoml\nimport tensorflow as tf\nsvc = bentoml.Service('s')\n"
+        "@svc.api(input=None, output=None)\ndef total(n):\n    return float(tf.ones([n])[0])\n",
     ],
 )
 def test_an_app_that_a_server_runs_is_a_program_of_each_worker(source: str) -> None:
@@ -1332,10 +1349,52 @@ def test_an_app_that_a_server_runs_is_a_program_of_each_worker(source: str) -> N
     assert finding.code == "TFM205"
     assert "starts a runtime of its own" in finding.message
     result = fixed(source)
-    assert result.startswith(
-        'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\nimport tensorflow'
-    )
+    assert result.startswith(GROWTH_FIRST)
     assert codes(result) == []
+
+
+DJANGO_VIEWS = """\
+import tensorflow as tf
+from django.http import JsonResponse
+
+model = tf.keras.models.load_model("m.keras")
+
+
+def predict(request):
+    return JsonResponse({"y": float(model(tf.ones([1, 3]))[0, 0])})
+"""
+DRF_VIEW = """\
+import tensorflow as tf
+from rest_framework.views import APIView
+
+
+class Predict(APIView):
+    def post(self, request):
+        return float(tf.reduce_sum(tf.ones([3])))
+"""
+
+
+@pytest.mark.parametrize(
+    ("filename", "source", "found"),
+    [
+        ("app/views.py", DJANGO_VIEWS, True),
+        ("app/views/predict.py", DJANGO_VIEWS, True),
+        ("app/views.py", DRF_VIEW, True),  # a class-based view: Django calls its methods
+        ("app/helpers.py", DJANGO_VIEWS, False),  # a module of the app's, no views
+        ("app/views.py", DJANGO_VIEWS.replace("django.http", "json"), False),  # no Django
+        ("app/tests/test_views.py", DJANGO_VIEWS, False),  # pytest imports it
+    ],
+)
+def test_django_views_are_a_program_of_each_worker(filename: str, source: str, found: bool) -> None:
+    """Django runs a project's views (named by `urls.py`) in each worker process of the server:
+    a views module that imports Django is a served program, its functions and classes the
+    handlers."""
+    findings = lint_text(filename, source, DEFAULT)
+    assert [f.code for f in findings] == (["TFM205"] if found else [])
+    if found:
+        assert "served by Django" in findings[0].message
+        result = fixed(source, filename=filename)
+        assert result.startswith(GROWTH_FIRST) and codes(result, filename) == []
 
 
 def test_a_setting_under_the_guard_never_runs_where_a_server_imports_the_app() -> None:
@@ -1358,6 +1417,11 @@ def test_a_setting_under_the_guard_never_runs_where_a_server_imports_the_app() -
         # `route` on an object that is no app
         "import tensorflow as tf\nimport flask\nclass R:\n    def route(self, p):\n        return lambda f: f\n"
         "r = R()\n@r.route('/')\ndef v():\n    tf.ones([1])\n",
+        # a class decorated by what makes no deployment
+        "import dataclasses\nimport tensorflow as tf\n@dataclasses.dataclass\nclass C:\n"
+        "    def __init__(self):\n        tf.ones([1])\n",
+        # Ray used for tasks of its own, with no Serve deployment
+        "import ray\nimport tensorflow as tf\n@ray.remote\ndef f():\n    tf.ones([1])\n",
     ],
 )
 def test_what_serves_nothing(source: str) -> None:

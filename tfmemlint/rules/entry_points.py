@@ -18,11 +18,15 @@ from tfmemlint.rules import literals
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
     CLI_METHODS,
+    DJANGO,
+    DJANGO_PACKAGES,
+    DJANGO_VIEW_MODULES,
     PARTIAL,
     PROJECT_APP_METHODS,
     ROUTERS,
     RUNNERS,
     SERVED_APPS,
+    SERVICE_DECORATORS,
     TASK_DECORATORS,
     TEST_MODULE,
     TEST_RUNNERS,
@@ -136,21 +140,30 @@ def _acts(statement: cst.BaseStatement) -> bool:
     )
 
 
+# What a server runs of a module: a function (a route, a task), or a class it builds and whose
+# methods it calls (a deployment, a service, a class-based view).
+Handler = cst.FunctionDef | cst.ClassDef
+
+
 class Served(NamedTuple):
     """A program that a server imports (its `__main__` guard never runs there): `server` as
-    messages name it; the module's functions that it calls as handlers (a route, a task)."""
+    messages name it; what of the module it runs as handlers."""
 
     server: str
-    handlers: tuple[cst.FunctionDef, ...]
+    handlers: tuple[Handler, ...]
 
 
 def served_program(ctx: FileContext) -> Served | None:
     """The module as a server runs it, if one does: it makes a WSGI or ASGI app, a Celery app
-    or a router of one at module level, or defines a Celery task (`programs.py` lists them).
-    Not a test module, which pytest imports. (Streamlit and Gradio run a script as
-    `__main__`: `is_a_script` tells it.)"""
+    or a router of one at module level, defines a task, a Ray Serve deployment or a BentoML
+    service, or holds Django's views (`programs.py` lists them). Not a test module, which
+    pytest imports. (Streamlit and Gradio run a script as `__main__`: `is_a_script` tells
+    it.)"""
     if TEST_MODULE.match(os.path.basename(ctx.filename)):
         return None
+    views = _django_views(ctx)
+    if views is not None:
+        return views
     names = ctx.names
     registries: dict[str, str] = {}  # a module name bound to an app or router: its server
     for line in ctx.module.body:
@@ -167,18 +180,40 @@ def served_program(ctx: FileContext) -> Served | None:
             for target in small.targets if server is not None else ():
                 if isinstance(target.target, cst.Name):
                     registries[target.target.value] = server
-    handlers: list[cst.FunctionDef] = []
+    handlers: list[Handler] = []
     servers: list[str] = list(registries.values())
     for statement in ctx.module.body:
-        if not isinstance(statement, cst.FunctionDef):
+        if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             continue
         for decorator in statement.decorators:
-            server = _registers(ctx, decorator.decorator, registries)
+            server = _registers(ctx, decorator.decorator, registries, statement)
             if server is not None:
                 handlers.append(statement)
                 servers.append(server)
                 break
     return Served(servers[0], tuple(handlers)) if servers else None
+
+
+def _django_views(ctx: FileContext) -> Served | None:
+    """A module of Django views (`views.py`, or one of a `views` package) that imports Django
+    or its REST framework: its public functions and classes are views, which `urls.py` names
+    and each worker process of the server runs."""
+    path = ctx.filename.replace("\\", "/")
+    folder, _, name = path.rpartition("/")
+    if DJANGO_VIEW_MODULES not in (name.removesuffix(".py"), folder.rpartition("/")[2]):
+        return None
+    imported = {
+        (binding.qualified or "").split(".")[0] for binding in ctx.names.module_body_imports()
+    }
+    if not imported & DJANGO_PACKAGES:
+        return None
+    views = tuple(
+        statement
+        for statement in ctx.module.body
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+        and not statement.name.value.startswith("_")
+    )
+    return Served(DJANGO, views)
 
 
 def _app_of_the_project(ctx: FileContext, name: cst.Name) -> str | None:
@@ -203,12 +238,21 @@ def _server_of(qualified: str) -> str | None:
 
 
 def _registers(
-    ctx: FileContext, decorator: cst.BaseExpression, registries: dict[str, str]
+    ctx: FileContext,
+    decorator: cst.BaseExpression,
+    registries: dict[str, str],
+    decorated: Handler,
 ) -> str | None:
-    """The server whose handler a decorator makes of its function: a method of an app or
-    router the module made (`@app.route("/")`, `@router.post(...)`, `@celery.task`), or a
-    task decorator (`@shared_task`)."""
+    """The server whose handler a decorator makes of what it decorates: a method of an app or
+    router the module made (`@app.route("/")`, `@router.post(...)`, `@celery.task`), a task
+    decorator (`@shared_task`, RQ's `@job`), or a deployment's or service's
+    (`@serve.deployment`, `@bentoml.service`), which also makes one of a class."""
     expr = decorator.func if isinstance(decorator, cst.Call) else decorator
+    names = ctx.names
+    qualified = names.qualified_names(expr, names.module_scope, sys.maxsize) or set()
+    service = next(filter(None, map(SERVICE_DECORATORS.get, sorted(qualified))), None)
+    if service is not None or isinstance(decorated, cst.ClassDef):
+        return service
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
         found = registries.get(expr.value.value)
         if found is not None:
@@ -217,8 +261,6 @@ def _registers(
             found = _app_of_the_project(ctx, expr.value)
             if found is not None:
                 return found
-    names = ctx.names
-    qualified = names.qualified_names(expr, names.module_scope, sys.maxsize) or set()
     return next(filter(None, map(TASK_DECORATORS.get, sorted(qualified))), None)
 
 

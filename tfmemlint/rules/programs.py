@@ -57,6 +57,7 @@ SERVED_APPS = {
     "starlette.applications.Starlette": "Starlette",
     "sanic.Sanic": "Sanic",
     "celery.Celery": "Celery",
+    "bentoml.Service": "BentoML",  # BentoML 1.0/1.1: `svc = bentoml.Service(...)`, `@svc.api`
 }
 ROUTERS = {"flask.Blueprint": "Flask", "fastapi.APIRouter": "FastAPI", "sanic.Blueprint": "Sanic"}
 # The methods of an app or router, made by a project module and imported here, that register
@@ -64,7 +65,23 @@ ROUTERS = {"flask.Blueprint": "Flask", "fastapi.APIRouter": "FastAPI", "sanic.Bl
 # pre-filter (`get` and `post` are every dict's and every HTTP client's).
 PROJECT_APP_METHODS = frozenset({"route", "task"})
 # Decorators that make a handler of a function with no app object in the module.
-TASK_DECORATORS = {"celery.shared_task": "Celery"}
+TASK_DECORATORS = {"celery.shared_task": "Celery", "rq.decorators.job": "RQ"}
+# Decorators that make a deployment or service of a class (or a function), which the server
+# builds in each replica or worker process: its `__init__` and its methods are the handlers.
+SERVICE_DECORATORS = {"ray.serve.deployment": "Ray Serve", "bentoml.service": "BentoML"}
+# Django runs a project's views (`views.py`, or a module of a `views` package, that imports
+# Django or its REST framework) in each worker process of the WSGI or ASGI server.
+DJANGO = "Django"
+DJANGO_PACKAGES = frozenset({"django", "rest_framework"})
+DJANGO_VIEW_MODULES = "views"
+# What each server's processes are, as messages name them (by default a web server's workers).
+SERVER_PROCESSES = {
+    "Celery": "each process of a worker's pool",
+    "RQ": "each job's work horse (a process the worker forks for it)",
+    "Ray Serve": "each replica's process",
+    "BentoML": "each worker process of the service",
+}
+WEB_WORKERS = "each worker process (`gunicorn -w 4`, `uvicorn --workers 4`)"
 # Servers that run the module itself as `__main__`, in one process (`streamlit run app.py`).
 SCRIPT_SERVERS = {"streamlit": "Streamlit", "gradio": "Gradio"}
 

@@ -13,11 +13,13 @@ from tfmemlint.rules import starters
 from tfmemlint.rules.family import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
+    DJANGO_PACKAGES,
     PROJECT_APP_METHODS,
     ROUTERS,
     RUNNERS,
     SCRIPT_SERVERS,
     SERVED_APPS,
+    SERVICE_DECORATORS,
     TASK_DECORATORS,
     TEST_RUNNERS,
     TF_RUNNER,
@@ -106,7 +108,8 @@ UNCONFIGURED_PROGRAM = Rule(
         "crashing the program. Where the entry never imports TensorFlow and the start is in "
         'a project module, `os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")` '
         "goes before its first project import instead, and in an app that a server imports "
-        "(gunicorn, uvicorn, a Celery worker) before its first import of TensorFlow: it "
+        "(gunicorn, uvicorn, a Celery or RQ worker, Ray Serve, BentoML) before its first "
+        "import of TensorFlow: it "
         "lists no GPU before the server forks its workers. Where the loop's place would not "
         "be sure, the same variable goes before the module's first import (after a docstring, "
         "`from __future__` and an `import os` of its own line): when the runtime may start "
@@ -207,17 +210,30 @@ SCRIPT_WORDS = (
     *sorted(root.encode() for root in starters.ROOTS if root != starters.TRANSFORMERS),
 )
 
+
+def _words_of(decorator: str) -> set[bytes]:
+    """The words a module that uses a decorator holds however it imports it: its module
+    (`from rq.decorators import job`, `import bentoml`) and its last two names
+    (`from ray import serve`, then `@serve.deployment`)."""
+    parts = decorator.split(".")
+    return {".".join(parts[:-1]).encode(), ".".join(parts[-2:]).encode()}
+
+
 # A served program's marks: the package of its server, which it imports to make an app, a
 # router or a task (every word is one more search of every file: the packages are fewer than
 # their classes); a task decorator or a handler method, which a project module may pass on.
 SERVER_WORDS = tuple(
     sorted(
         {name.split(".")[0].encode() for name in (*SERVED_APPS, *ROUTERS)}
-        | {name.rpartition(".")[2].encode() for name in TASK_DECORATORS}
+        | {word for name in (*TASK_DECORATORS, *SERVICE_DECORATORS) for word in _words_of(name)}
         | {server.encode() for server in SCRIPT_SERVERS}
         | {f".{method}".encode() for method in PROJECT_APP_METHODS}
     )
 )
+# Django's views name Django, as thousands of files of a Django project do that never reach
+# TensorFlow: a word of the views of a module that names TensorFlow itself, not of a program
+# through the project, which would send each of them to the project index.
+DJANGO_WORDS = tuple(sorted(package.encode() for package in DJANGO_PACKAGES))
 
 KERAS_SESSION = Rule(
     code="TFM212",
@@ -276,6 +292,7 @@ FAMILY = RuleFamily(
         *RUNNER_WORDS,
         *SCRIPT_WORDS,
         *SERVER_WORDS,
+        *DJANGO_WORDS,
         b"GradientTape",
         b"Dataset",
         b'"nbformat"',
@@ -297,6 +314,6 @@ FAMILY = RuleFamily(
 THROUGH_PROJECT_WORDS = tuple(
     word
     for word in FAMILY.triggers
-    if word not in (b"GradientTape", b"Dataset", b'"nbformat"')
+    if word not in (b"GradientTape", b"Dataset", b'"nbformat"', *DJANGO_WORDS)
     and not any(module in word for module in FAMILY.modules)
 )

@@ -29,6 +29,7 @@ from tfmemlint.names import (
 from tfmemlint.rules import starters
 from tfmemlint.rules.backends import KerasBackend, keras_backend
 from tfmemlint.rules.entry_points import (
+    Handler,
     Served,
     entry_point,
     is_main_guard,
@@ -37,7 +38,13 @@ from tfmemlint.rules.entry_points import (
 )
 from tfmemlint.rules.family import holds_a_trigger
 from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
-from tfmemlint.rules.programs import JAX_MODULES, KERAS_ONLY_METHODS, TORCH_MODULES
+from tfmemlint.rules.programs import (
+    JAX_MODULES,
+    KERAS_ONLY_METHODS,
+    SERVER_PROCESSES,
+    TORCH_MODULES,
+    WEB_WORKERS,
+)
 from tfmemlint.rules.runtime import GROWTH, LIMIT, hides_all_gpus
 from tfmemlint.rules.session_sites import ENTRY_POINTS, fixes_only_configure_sessions
 from tfmemlint.rules.unconfigured_program import (
@@ -366,7 +373,7 @@ def _local_tensorflow_import(ctx: FileContext) -> Binding | None:
 
 def _program(
     ctx: FileContext,
-) -> tuple[tuple[cst.FunctionDef, ...], Served | None] | None:
+) -> tuple[tuple[Handler, ...], Served | None] | None:
     """The functions that run beyond the entry module's body, and the server that imports
     it, if one does (its handlers are the functions); None for a library module."""
     served = served_program(ctx)
@@ -379,11 +386,7 @@ def _program(
 def _served_note(ctx: FileContext, served: Served) -> str:
     """What a server makes of the start: a runtime per worker process; and a setting the
     module makes only under its `__main__` guard, which never runs there."""
-    workers = (
-        "each process of a worker's pool"
-        if served.server == "Celery"
-        else "each worker process (`gunicorn -w 4`, `uvicorn --workers 4`)"
-    )
+    workers = SERVER_PROCESSES.get(served.server, WEB_WORKERS)
     note = f"; served by {served.server}, {workers} starts a runtime of its own"
     if _configures(ctx):
         note += ', and the setting under `if __name__ == "__main__":` never runs there'
@@ -687,7 +690,7 @@ def _keras_session_through_the_project(
 
 def _started_at_import_before_the_setting(
     ctx: FileContext,
-    entry: tuple[cst.FunctionDef, ...],
+    entry: tuple[Handler, ...],
     anchor: Binding,
     backend: KerasBackend,
     served: Served | None,
@@ -863,7 +866,7 @@ def _place_problem(
 
 def _walked(
     ctx: FileContext,
-    entry: tuple[cst.FunctionDef, ...],
+    entry: tuple[Handler, ...],
     anchor: Binding,
     backend: KerasBackend,
     served: bool,

@@ -17,11 +17,13 @@ from tfmemlint.rules import starters
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
     CLI_METHODS,
+    DJANGO_PACKAGES,
     PARTIAL,
     PROJECT_APP_METHODS,
     ROUTERS,
     RUNNERS,
     SERVED_APPS,
+    SERVICE_DECORATORS,
     TASK_DECORATORS,
     TEST_RUNNERS,
     TF_RUNNER,
@@ -238,8 +240,8 @@ def may_be_an_entry(
 
 # What `entry_points.served_program` knows: the packages of the servers, the names of what
 # makes an app or a router, and of the task decorators.
-_SERVED = (*SERVED_APPS, *ROUTERS, *TASK_DECORATORS)
-_SERVER_ROOTS = frozenset(name.split(".")[0] for name in _SERVED)
+_SERVED = (*SERVED_APPS, *ROUTERS, *TASK_DECORATORS, *SERVICE_DECORATORS)
+_SERVER_ROOTS = frozenset(name.split(".")[0] for name in _SERVED) | DJANGO_PACKAGES
 _SERVER_NAMES = frozenset(name.rpartition(".")[2] for name in _SERVED)
 
 

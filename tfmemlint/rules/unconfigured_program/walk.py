@@ -18,7 +18,7 @@ from tfmemlint.names import CallSite, ModuleNames, Scope, dotted_name
 from tfmemlint.project import FileResolver
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS
-from tfmemlint.rules.entry_points import is_main_guard, runner, trains
+from tfmemlint.rules.entry_points import Handler, is_main_guard, runner, trains
 from tfmemlint.rules.family import DEVICE_CONFIGURATION_WORDS, FORCE_GROWTH_WORD
 from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
 from tfmemlint.rules.programs import (
@@ -235,7 +235,10 @@ class Walk:
                 self.chooses_gpus = True
         return other
 
-    def run(self, functions: Sequence[cst.FunctionDef]) -> None:
+    def run(self, functions: Sequence[Handler]) -> None:
+        """The entry module's body in order, then what runs beyond it: its functions (a
+        command, a route), and for a class a server builds (a deployment, a service, a view),
+        its `__init__`, `__call__` and public methods."""
         entry = self.entry
         for index, statement in enumerate(entry.module.body):
             if self.done():
@@ -248,6 +251,13 @@ class Walk:
                 self.statement(entry, statement)
         self.top = len(entry.module.body)
         for function in functions:
+            if isinstance(function, cst.ClassDef):
+                called = (_method(function, "__init__"), _method(function, "__call__"))
+                for method in (*filter(None, called), *_public_methods(function)):
+                    if self.done():
+                        return
+                    self.function_body(entry, method, function)
+                continue
             self.function_body(entry, function)
         while self.handed_over and not self.done():
             where, function, owner = self.handed_over.pop(0)
