@@ -41,6 +41,29 @@ def test_process_wide_settings_cover_the_sessions_after_them(setting: str) -> No
     assert "TFM101" in codes(after)  # too late for a session above it
 
 
+@pytest.mark.parametrize(
+    "setting",
+    [
+        'tf.config.set_visible_devices([], "GPU")',
+        'os.environ["CUDA_VISIBLE_DEVICES"] = "-1"',
+        'os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")',
+    ],
+)
+def test_eager_executions_runtime_starts_at_its_first_op(setting: str) -> None:
+    """`enable_eager_execution()` keeps its config for the runtime, which starts at the first
+    op: a setting between the two holds (issue 42's one false positive). After the first op,
+    or after a call that may run one, it comes too late."""
+    head = "import os\nimport tensorflow as tf\ntf.compat.v1.enable_eager_execution()\n"
+    main = "\n\ndef main():\n    print(tf.ones([2]))\n\n\nif __name__ == '__main__':\n    main()\n"
+    listed = 'gpus = tf.config.list_physical_devices("GPU")\n'
+    assert codes(head + listed + setting + main) == []
+    assert "TFM101" in codes(head + "print(tf.ones([1]))\n" + setting + main)
+    assert "TFM101" in codes(head + "warm_up()\n" + setting + main)
+    # in a function, the setting after it in the same function
+    local = "def main():\n    tf.compat.v1.enable_eager_execution()\n    " + setting + "\n"
+    assert codes("import os\nimport tensorflow as tf\n" + local + "    print(tf.ones([2]))\n") == []
+
+
 def test_module_setting_covers_sessions_in_functions_and_from_environ_import() -> None:
     source = """\
         from os import environ

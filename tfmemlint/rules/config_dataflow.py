@@ -31,6 +31,7 @@ from tfmemlint.names import (
 )
 from tfmemlint.rules import literals
 from tfmemlint.rules.process_settings import process_wide
+from tfmemlint.rules.runtime import starts_runtime
 from tfmemlint.rules.session_sites import EntryPoint, entry_point
 
 if TYPE_CHECKING:
@@ -106,7 +107,8 @@ class SessionConfig:
         return verdict
 
     def _assess(self) -> tuple[Verdict, cst.Arg | None]:
-        if process_wide(self.ctx).limits_memory_for(self.site):
+        until = self._first_op_after() if self.entry.starts_at_first_op else None
+        if process_wide(self.ctx).limits_memory_for(self.site, until):
             return AWARE, None
         on_server = self._on_server()
         if on_server is not None:
@@ -126,6 +128,21 @@ class SessionConfig:
                 State.UNKNOWN, "its session creator is checked where it is built"
             ), config
         return self._config_expression(config.value), config
+
+    def _first_op_after(self) -> int:
+        """Where, in the call's own scope, the runtime may first start after it: the first call
+        that starts it or that may run anything (a function of the module, `print`), rather
+        than configure TensorFlow or set a variable (`os.environ.setdefault`)."""
+        names = self.ctx.names
+        for site in names.calls:
+            if site.scope is not self.site.scope or site.order <= self.site.order:
+                continue
+            api = names.api_of(site.node.func, site.scope, site.order)
+            if starts_runtime(api) or (
+                api is None and not (dotted_name(site.node.func) or "").startswith("os.")
+            ):
+                return site.order
+        return sys.maxsize
 
     # The APIs that build a server, whose `.target` a session may run on.
     SERVERS = (

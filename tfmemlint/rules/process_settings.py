@@ -26,13 +26,15 @@ class ProcessWide:
     # Where the settings that limit every session's GPU memory are made, and why they do.
     limits: tuple[tuple[Scope, int, str], ...]
 
-    def limits_memory_for(self, site: CallSite) -> str | None:
+    def limits_memory_for(self, site: CallSite, until: int | None = None) -> str | None:
         """Why the process's settings make `site`'s session memory-aware, if they do: set at
         module level (before the call, when the call is at module level too), or earlier in the
-        call's own scope."""
+        call's own scope. `until`: where the call's runtime really starts in its scope, when
+        that is later than the call (the first op after `enable_eager_execution`)."""
+        last = max(site.order, until) if until is not None else site.order
         for scope, order, reason in self.limits:
             module_level = scope.kind == "module" and site.scope is not scope
-            if module_level or (scope is site.scope and order < site.order):
+            if module_level or (scope is site.scope and order < last):
                 return reason
         return None
 

@@ -45,6 +45,9 @@ class EntryPoint:
     # Where it takes the server to run on (`target`, `master`): (keyword, position). On a
     # server's target, that server's config governs the memory, not this call's.
     target: tuple[str, int] | None = None
+    # enable_eager_execution: it keeps its config for the runtime, which starts at the first
+    # op, so a process-wide setting made after the call and before that op holds too.
+    starts_at_first_op: bool = False
 
 
 CANNED_ESTIMATORS = (
@@ -103,7 +106,9 @@ ENTRY_POINTS = {
     "contrib.slim.evaluation.evaluation_loop": EntryPoint(
         "session_config", None, max_positional=13
     ),
-    "enable_eager_execution": EntryPoint("config", 0, holder="the eager runtime"),
+    "enable_eager_execution": EntryPoint(
+        "config", 0, holder="the eager runtime", starts_at_first_op=True
+    ),
     "contrib.learn.RunConfig": EntryPoint(
         "session_config",
         None,
