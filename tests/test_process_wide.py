@@ -64,6 +64,22 @@ def test_eager_executions_runtime_starts_at_its_first_op(setting: str) -> None:
     assert codes("import os\nimport tensorflow as tf\n" + local + "    print(tf.ones([2]))\n") == []
 
 
+@pytest.mark.parametrize(
+    "spelled",
+    [
+        "import tensorflow.contrib.eager as tfe\ntfe.enable_eager_execution()",
+        "tfe = tf.contrib.eager\ntfe.enable_eager_execution()",
+    ],
+)
+def test_tf_contrib_eagers_spelling_is_the_same_entry_point(spelled: str) -> None:
+    """TF 1.5 to 1.7 enabled eager execution through `tf.contrib.eager`."""
+    source = f"import tensorflow as tf\n{spelled}\nprint(tf.ones([2]))\n"
+    assert codes(source) == ["TFM101"]
+    fixed, _, _ = fix_text("t.py", source, SETTINGS)
+    assert "enable_eager_execution(config=tf.ConfigProto(gpu_options=" in fixed
+    assert codes(fixed) == []
+
+
 def test_module_setting_covers_sessions_in_functions_and_from_environ_import() -> None:
     source = """\
         from os import environ

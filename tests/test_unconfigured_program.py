@@ -29,11 +29,19 @@ GROWTH_LOOP = (
     "    except RuntimeError:\n        pass  # the runtime already started\n"
 )
 # Where the module has no `import tensorflow` of its own: one comes inside the `try`.
+KERAS_ONLY_SCRIPT = (
+    "import keras\nimport numpy as np\n\n\ndef main():\n"
+    "    model = keras.Sequential([keras.layers.Dense(1)])\n"
+    "    model.fit(np.zeros((2, 1)), np.zeros((2, 1)))\n"
+    "    print(keras.ops.sum(model.predict(np.ones((1, 1)))))\n\n\n"  # Keras 3's word
+    'if __name__ == "__main__":\n    main()\n'
+)
 GROWTH_WITH_IMPORT = (
     "try:\n    import tensorflow as tf\n\n"
     '    for gpu in tf.config.list_physical_devices("GPU"):\n'
     "        tf.config.experimental.set_memory_growth(gpu, True)\n"
-    "except RuntimeError:\n    pass  # the runtime already started\n"
+    "except (ImportError, RuntimeError):\n"
+    "    pass  # no TensorFlow here, or its runtime already started\n"
 )
 
 SCRIPT = """\
@@ -169,6 +177,24 @@ def test_frameworks_that_configure_only_with_their_arguments() -> None:
     sleap = 'import sleap\nimport tensorflow as tf\nif __name__ == "__main__":\n    sleap.load_model("m", disable_gpu_preallocation={})\n    tf.ones([1])\n'
     assert codes(sleap.format("True")) == []
     assert codes(sleap.format("False")) == ["TFM205"]
+
+
+def test_the_import_a_fix_adds_cannot_fail_a_program_without_tensorflow() -> None:
+    """A Keras 3 script whose CI runs on the torch backend, with no TensorFlow installed: the
+    `import tensorflow` that the fix brings must not end it with ModuleNotFoundError."""
+    added = fixed(KERAS_ONLY_SCRIPT).split("import numpy as np\n", 1)[1].split("\n\n\ndef ")[0]
+    assert "import tensorflow as tf" in added
+    blocked = {"__builtins__": __builtins__}
+    saved = sys.modules.get("tensorflow")
+    sys.modules["tensorflow"] = None  # type: ignore[assignment]  # import raises ImportError
+    try:
+        exec(compile(added, "fixed.py", "exec"), blocked)
+    finally:
+        if saved is None:
+            del sys.modules["tensorflow"]
+        else:
+            sys.modules["tensorflow"] = saved
+    assert "tf" not in blocked
 
 
 def test_the_fix_imports_tensorflow_where_the_module_imports_only_parts_of_it() -> None:
@@ -1287,6 +1313,44 @@ def test_a_module_that_imports_nothing_at_its_top_gets_the_variable_first(
 )
 def test_no_finding_for_a_local_import_that_is_set_up_or_never_starts_it(source: str) -> None:
     assert codes(source) == []
+
+
+SKLEARN_BESIDE_KERAS = """\
+from sklearn.neighbors import KNeighborsClassifier
+from tensorflow import keras
+
+
+def create_model():
+    classifier = KNeighborsClassifier(n_neighbors=1)
+    classifier.fit(x_train, y_train)
+    return classifier
+
+
+def load_model():
+    return keras.models.load_model("model.h5")
+
+
+if __name__ == "__main__":
+    {main}
+"""
+
+
+@pytest.mark.parametrize(
+    ("main", "found"),
+    [
+        ("model = create_model()\n    print(model.predict(x_test))", False),
+        ("KNeighborsClassifier().fit(x, y)", False),
+        ("model = load_model()\n    print(model.predict(x_test))", True),
+        # a name bound to either: it may be Keras's
+        ("model = create_model() if fast else load_model()\n    model.predict(x)", True),
+    ],
+)
+def test_a_model_of_scikit_learn_trains_no_tensorflow(main: str, found: bool) -> None:
+    """`fit` and `predict` are scikit-learn's too: on a model made by its classes (directly, or
+    returned by a function of the module), they start no TensorFlow, whatever else the module
+    imports."""
+    source = SKLEARN_BESIDE_KERAS.format(main=main)
+    assert codes(source) == (["TFM205"] if found else [])
 
 
 # -- served programs --------------------------------------------------------------------------

@@ -103,7 +103,7 @@ def _added_by_a_fix(statement: ast.stmt, growth_calls: bool, hide_calls: bool = 
 def _hides_gpus(statement: ast.stmt) -> bool:
     """TFM207's fix as it writes it, and nothing more: a `try` that hides every GPU from
     TensorFlow (after `import tensorflow as tf`, where it brings one), and passes on
-    `RuntimeError`."""
+    `RuntimeError` (and on `ImportError`, where it brings the import)."""
     if not isinstance(statement, ast.Try) or statement.orelse or statement.finalbody:
         return False
     *imports, call = statement.body
@@ -118,11 +118,23 @@ def _hides_gpus(statement: ast.stmt) -> bool:
         and isinstance(call, ast.Expr)
         and _hide_call(call.value)
         and handler is not None
-        and isinstance(handler.type, ast.Name)
-        and handler.type.id == "RuntimeError"
+        and _caught(handler.type) in (_CAUGHT_WITH_IMPORT if imports else _CAUGHT)
         and len(handler.body) == 1
         and isinstance(handler.body[0], ast.Pass)
     )
+
+
+_CAUGHT = (("RuntimeError",),)
+_CAUGHT_WITH_IMPORT = (("RuntimeError",), ("ImportError", "RuntimeError"))
+
+
+def _caught(kind: ast.expr | None) -> tuple[str, ...] | None:
+    """The names an `except` clause catches, where it names them plainly."""
+    if isinstance(kind, ast.Name):
+        return (kind.id,)
+    if isinstance(kind, ast.Tuple) and all(isinstance(e, ast.Name) for e in kind.elts):
+        return tuple(e.id for e in kind.elts)  # type: ignore[attr-defined]
+    return None
 
 
 def _hide_call(node: ast.AST) -> bool:

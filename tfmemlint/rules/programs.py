@@ -127,6 +127,9 @@ TRAINING_METHODS = frozenset(
 KERAS_ONLY_METHODS = frozenset(
     method for method in TRAINING_METHODS if method.endswith(("_generator", "_on_batch"))
 )
+# Libraries whose models have `fit` and `predict` too, and run no TensorFlow: a model made by
+# one of their classes (`knn = KNeighborsClassifier()`, then `knn.fit(...)`) trains there.
+OTHER_MODEL_LIBRARIES = frozenset({"sklearn", "xgboost", "lightgbm", "catboost", "statsmodels"})
 
 # The frameworks a program may compute with beside TensorFlow, by the top-level packages it
 # imports: JAX's (each imports jax) and PyTorch's.

@@ -109,6 +109,10 @@ ENTRY_POINTS = {
     "enable_eager_execution": EntryPoint(
         "config", 0, holder="the eager runtime", starts_at_first_op=True
     ),
+    # TF 1.5 to 1.7 spelled it `tfe.enable_eager_execution()`, `tfe` being tf.contrib.eager.
+    "contrib.eager.enable_eager_execution": EntryPoint(
+        "config", 0, holder="the eager runtime", starts_at_first_op=True
+    ),
     "contrib.learn.RunConfig": EntryPoint(
         "session_config",
         None,

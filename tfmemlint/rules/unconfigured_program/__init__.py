@@ -105,7 +105,9 @@ UNCONFIGURED_PROGRAM = Rule(
         "(E402, I001). Where the module imports only parts of TensorFlow, Keras or a "
         "library, `import tensorflow as tf` comes with it, inside one `try` around the loop "
         "(when `tf` is free). The `try` keeps a runtime that something else started from "
-        "crashing the program. Where the entry never imports TensorFlow and the start is in "
+        "crashing the program, and, where it brings the import, a machine with no "
+        "TensorFlow (Keras on the torch backend in CI) too. Where the entry never imports "
+        "TensorFlow and the start is in "
         'a project module, `os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")` '
         "goes before its first project import instead, and in an app that a server imports "
         "(gunicorn, uvicorn, a Celery or RQ worker, Ray Serve, BentoML) before its first "
@@ -166,7 +168,8 @@ GUEST_PROGRAM = Rule(
         fix_safety="Safe: the GPUs are hidden from TensorFlow after the entry module's import "
         "block, as TFM205's loop is placed (`import tensorflow as tf` comes with it, inside "
         "the `try`, where only a library imports TensorFlow), and the `try` keeps a runtime "
-        "started elsewhere from crashing the program. `--guest-policy growth` (or "
+        "started elsewhere, or a missing TensorFlow where it brings the import, from "
+        "crashing the program. `--guest-policy growth` (or "
         '`guest-policy = "growth"`) gives TFM205\'s growth fix instead. No fix where TFM205 '
         "has none for the same reasons.",
         recovery="As TFM205. " + RECOVERED_FIX,

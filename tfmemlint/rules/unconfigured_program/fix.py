@@ -172,6 +172,13 @@ def tf_config_fix(ctx: FileContext, anchor: Binding, place: int, hide: bool) -> 
     listing = f'for {variable} in {alias}.config.list_physical_devices("GPU"):'
     growth = f"{alias}.config.experimental.set_memory_growth({variable}, True)"
     handler = ["except RuntimeError:", f"{unit}pass  # the runtime already started"]
+    if add_import:
+        # The program may run without TensorFlow (Keras on another backend, a library that
+        # needs it only for some of its work): the import it never made must not fail it.
+        handler = [
+            "except (ImportError, RuntimeError):",
+            f"{unit}pass  # no TensorFlow here, or its runtime already started",
+        ]
     if hide:
         body = [f'{unit}{alias}.config.set_visible_devices([], "GPU")']
     elif add_import:

@@ -24,6 +24,7 @@ from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, proc
 from tfmemlint.rules.programs import (
     KERAS_ONLY_METHODS,
     METHOD_RUNNERS,
+    OTHER_MODEL_LIBRARIES,
     PARTIAL,
     STDLIB_THAT_RUNS_FUNCTIONS,
 )
@@ -349,7 +350,12 @@ class Walk:
             self.starts(ctx, call, f"{dotted_name(call.func) or api}()")
             return
         func = call.func
-        if trains(ctx, func) and api is None and self.keras_on_tensorflow:
+        if (
+            trains(ctx, func)
+            and api is None
+            and self.keras_on_tensorflow
+            and not _another_librarys_model(ctx, site)
+        ):
             self.starts(ctx, call, f"{dotted_name(func) or 'fit'}()")
             return
         if self._library_start(ctx, site):
@@ -610,6 +616,52 @@ class Walk:
             self.module(project, imported, depth + 1)
             if self.done():
                 return
+
+
+def _another_librarys_model(ctx: FileContext, site: CallSite) -> bool:
+    """Whether a training method's receiver is a model of a library that runs no TensorFlow
+    (OTHER_MODEL_LIBRARIES): made there by a call (`KNeighborsClassifier().fit(...)`), a name
+    every binding of which is such a call, or what a function of the module returns that is
+    one (`model = create_model()`, which returns its classifier)."""
+    receiver = site.node.func.value if isinstance(site.node.func, cst.Attribute) else None
+    return receiver is not None and _made_by_another_library(ctx, receiver, site.scope, site.order)
+
+
+# How far a model is followed back: a name, the call bound to it, the name a helper returns, and
+# the call bound to that.
+_MODEL_MAKER_DEPTH = 4
+
+
+def _made_by_another_library(
+    ctx: FileContext, expr: cst.BaseExpression, scope: Scope, order: int, depth: int = 0
+) -> bool:
+    names = ctx.names
+    if depth > _MODEL_MAKER_DEPTH:
+        return False
+    if isinstance(expr, cst.Name):
+        found = names.lookup(expr.value, scope, order)
+        bindings = found[1] if found is not None else []
+        return bool(bindings) and all(
+            binding.kind == "assign"
+            and binding.value is not None
+            and _made_by_another_library(
+                ctx, binding.value, binding.scope, binding.order, depth + 1
+            )
+            for binding in bindings
+        )
+    if not isinstance(expr, cst.Call):
+        return False
+    qualified = names.qualified_names(expr.func, scope, order) or set()
+    if qualified and all(name.split(".")[0] in OTHER_MODEL_LIBRARIES for name in qualified):
+        return True
+    returned = names.single_return(expr.func, scope, order)
+    return (
+        returned is not None
+        and returned.node.value is not None
+        and _made_by_another_library(
+            ctx, returned.node.value, returned.scope, returned.order, depth + 1
+        )
+    )
 
 
 def _spelled_and_resolved(
