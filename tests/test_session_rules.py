@@ -783,3 +783,62 @@ def test_an_estimator_made_with_no_config_gets_a_memory_aware_run_config(
 )
 def test_an_estimator_given_a_config_is_left_to_its_run_config(call: str) -> None:
     assert codes(f"import tensorflow as tf\nest = {call}\n") == []
+
+
+# -- TPUEstimator off the TPU ----------------------------------------------------------------
+TPU_PROGRAM = """\
+import tensorflow as tf
+
+flags = tf.flags
+FLAGS = flags.FLAGS
+flags.DEFINE_bool("use_tpu", {default}, "Whether to use TPU or GPU/CPU.")
+
+run_config = tf.contrib.tpu.RunConfig(master=FLAGS.master, model_dir="/tmp/m")
+estimator = tf.contrib.tpu.TPUEstimator(use_tpu={use_tpu}, model_fn=model_fn, config=run_config)
+"""
+TPU_SESSION_CONFIG = (
+    "session_config=tf.ConfigProto(allow_soft_placement=True, isolate_session_state=True, "
+    "gpu_options=tf.GPUOptions(allow_growth=True))"
+)
+
+
+@pytest.mark.parametrize(
+    ("default", "use_tpu", "found"),
+    [
+        ("False", "FLAGS.use_tpu", True),  # BERT's run_classifier.py: the GPU unless asked
+        ("True", "False", True),
+        ("True", "FLAGS.use_tpu", False),  # on the TPU unless told otherwise
+        ("False", "True", False),
+    ],
+)
+def test_a_tpu_estimator_off_the_tpu_runs_a_session_on_the_gpu(
+    default: str, use_tpu: str, found: bool
+) -> None:
+    """With `use_tpu` off, TPUEstimator trains on this machine's GPUs, in a session whose config
+    is its RunConfig's `session_config`: none, so it reserves nearly all GPU memory. The fix
+    keeps what TPU's RunConfig would have put in a config of its own."""
+    source = TPU_PROGRAM.format(default=default, use_tpu=use_tpu)
+    assert codes(source) == (["TFM101"] if found else [])
+    if found:
+        assert fixed(source) == source.replace(
+            'model_dir="/tmp/m")', f'model_dir="/tmp/m", {TPU_SESSION_CONFIG})'
+        )
+
+
+def test_a_tpu_estimator_with_no_use_tpu_is_on_the_tpu() -> None:
+    source = TPU_PROGRAM.format(default="False", use_tpu="True").replace("use_tpu=True, ", "")
+    assert codes(source) == []
+
+
+def test_a_tpu_estimator_off_the_tpu_without_a_config_gets_one() -> None:
+    source = (
+        "import tensorflow as tf\n"
+        "est = tf.compat.v1.estimator.tpu.TPUEstimator(model_fn, use_tpu=False)\n"
+    )
+    assert codes(source) == ["TFM101"]
+    assert fixed(source) == source.replace(
+        "use_tpu=False)",
+        "use_tpu=False, config=tf.compat.v1.estimator.tpu.RunConfig(session_config="
+        "tf.compat.v1.ConfigProto(allow_soft_placement=True, isolate_session_state=True, "
+        "gpu_options=tf.compat.v1.GPUOptions(allow_growth=True))))",
+    )

@@ -1461,6 +1461,45 @@ def test_django_views_are_a_program_of_each_worker(filename: str, source: str, f
         assert result.startswith(GROWTH_FIRST) and codes(result, filename) == []
 
 
+DJANGO_SETTINGS = """\
+import os
+
+BASE_DIR = os.path.dirname(os.path.abspath(__file__))
+INSTALLED_APPS = ["django.contrib.admin", "deploy"]
+
+from mobilenet.predict import load_model
+model = load_model()
+"""
+
+
+def test_a_model_loaded_by_djangos_settings_is_each_workers(tmp_path: Path) -> None:
+    """Each worker imports the settings module (DJANGO_SETTINGS_MODULE) as it starts: a model
+    it loads through a project module is loaded in every worker. Its fix goes before that
+    import."""
+    files = {
+        "site/settings.py": DJANGO_SETTINGS,
+        "site/__init__.py": "",
+        "mobilenet/__init__.py": "",
+        "mobilenet/predict.py": "from tensorflow.keras.models import model_from_json\n\n\n"
+        "def load_model():\n    with open('m.json') as f:\n        model = model_from_json(f.read())\n"
+        "    model.load_weights('m.h5')\n    return model\n",
+        # settings that load nothing, and a module called settings that is no Django's
+        "other/settings.py": "INSTALLED_APPS = ['django.contrib.admin']\nDEBUG = True\n",
+        "tools/settings.py": "import tensorflow as tf\nLIMIT = tf.constant(3)\n",
+    }
+    (tmp_path / "project").mkdir()
+    root = _project(tmp_path / "project", files)
+    done = run_cli("--no-cache", "--output-format", "json", str(root))
+    [finding] = json.loads(done.stdout)
+    assert Path(finding["filename"]).relative_to(root).as_posix() == "site/settings.py"
+    assert "served by Django" in finding["message"] and "`model_from_json()`" in finding["message"]
+    assert run_cli("--no-cache", "--fix", str(root)).returncode == 0
+    fixed_settings = (root / "site" / "settings.py").read_text()
+    assert 'os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\nfrom mobilenet' in (
+        fixed_settings
+    )
+
+
 def test_a_setting_under_the_guard_never_runs_where_a_server_imports_the_app() -> None:
     [finding] = lint_text("t.py", FLASK_APP + GUARD_ONLY, DEFAULT)
     assert finding.code == "TFM205"

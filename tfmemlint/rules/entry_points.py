@@ -20,6 +20,8 @@ from tfmemlint.rules.programs import (
     CLI_METHODS,
     DJANGO,
     DJANGO_PACKAGES,
+    DJANGO_SETTINGS_MODULES,
+    DJANGO_SETTINGS_NAME,
     DJANGO_VIEW_MODULES,
     PARTIAL,
     PROJECT_APP_METHODS,
@@ -197,10 +199,14 @@ def served_program(ctx: FileContext) -> Served | None:
 def _django_views(ctx: FileContext) -> Served | None:
     """A module of Django views (`views.py`, or one of a `views` package) that imports Django
     or its REST framework: its public functions and classes are views, which `urls.py` names
-    and each worker process of the server runs."""
+    and each worker process of the server runs. Or the project's settings (`settings.py`, or
+    one of a `settings` package, that sets INSTALLED_APPS), which each worker imports."""
     path = ctx.filename.replace("\\", "/")
     folder, _, name = path.rpartition("/")
-    if DJANGO_VIEW_MODULES not in (name.removesuffix(".py"), folder.rpartition("/")[2]):
+    names = (name.removesuffix(".py"), folder.rpartition("/")[2])
+    if DJANGO_SETTINGS_MODULES in names and DJANGO_SETTINGS_NAME in ctx.names.module_scope.bindings:
+        return Served(DJANGO, ())
+    if DJANGO_VIEW_MODULES not in names:
         return None
     imported = {
         (binding.qualified or "").split(".")[0] for binding in ctx.names.module_body_imports()

@@ -74,6 +74,10 @@ SERVICE_DECORATORS = {"ray.serve.deployment": "Ray Serve", "bentoml.service": "B
 DJANGO = "Django"
 DJANGO_PACKAGES = frozenset({"django", "rest_framework"})
 DJANGO_VIEW_MODULES = "views"
+# ...and its settings module (`settings.py`, or one of a `settings` package, that sets
+# INSTALLED_APPS), which each worker imports as it starts: a model loaded there is each one's.
+DJANGO_SETTINGS_MODULES = "settings"
+DJANGO_SETTINGS_NAME = "INSTALLED_APPS"
 # What each server's processes are, as messages name them (by default a web server's workers).
 SERVER_PROCESSES = {
     "Celery": "each process of a worker's pool",

@@ -13,6 +13,8 @@ import libcst as cst
 
 from tfmemlint.model import Finding
 from tfmemlint.names import CallSite
+from tfmemlint.rules import command_line, literals
+from tfmemlint.rules.runtime import argument
 
 if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
@@ -48,6 +50,13 @@ class EntryPoint:
     # enable_eager_execution: it keeps its config for the runtime, which starts at the first
     # op, so a process-wide setting made after the call and before that op holds too.
     starts_at_first_op: bool = False
+    # TPUEstimator and its RunConfig: on a TPU there is no GPU memory to reserve, but with
+    # `use_tpu` off they run on this machine's GPUs. Only where the module runs one so by
+    # default (`off_the_tpu`) is the session's config this family's.
+    off_tpu: bool = False
+    # Options the session config the fix writes keeps from the one the call would make itself
+    # (TPU's RunConfig: `allow_soft_placement` and `isolate_session_state`).
+    kept_options: str = ""
 
 
 CANNED_ESTIMATORS = (
@@ -62,6 +71,13 @@ CANNED_ESTIMATORS = (
     "BoostedTreesClassifier",
     "BoostedTreesRegressor",
 )
+
+# Where TF1 keeps TPUEstimator and its RunConfig: `tf.contrib.tpu`, and from TF 1.14 on
+# `tf.compat.v1.estimator.tpu`.
+TPU_NAMESPACES = ("contrib.tpu", "estimator.tpu")
+TPU_ESTIMATORS = frozenset(f"{namespace}.TPUEstimator" for namespace in TPU_NAMESPACES)
+# TPUEstimator(model_fn, model_dir, config, params, use_tpu=True, ...): on the TPU by default.
+USE_TPU = ("use_tpu", 4)
 
 ENTRY_POINTS = {
     "Session": EntryPoint("config", 2, holder=None, target=("target", 0)),
@@ -113,6 +129,29 @@ ENTRY_POINTS = {
     "contrib.eager.enable_eager_execution": EntryPoint(
         "config", 0, holder="the eager runtime", starts_at_first_op=True
     ),
+    **{
+        f"{namespace}.RunConfig": EntryPoint(
+            "session_config",
+            None,
+            max_positional=4,
+            holder="the TPUEstimator's session, off the TPU,",
+            target=("master", 2),
+            off_tpu=True,
+            kept_options="allow_soft_placement=True, isolate_session_state=True, ",
+        )
+        for namespace in TPU_NAMESPACES
+    },
+    **{
+        f"{namespace}.TPUEstimator": EntryPoint(
+            "config",
+            2,
+            holder="the TPUEstimator's session, off the TPU,",
+            wraps="RunConfig",
+            off_tpu=True,
+            kept_options="allow_soft_placement=True, isolate_session_state=True, ",
+        )
+        for namespace in TPU_NAMESPACES
+    },
     "contrib.learn.RunConfig": EntryPoint(
         "session_config",
         None,
@@ -122,6 +161,32 @@ ENTRY_POINTS = {
         target=("master", 0),
     ),
 }
+
+
+def off_the_tpu(ctx: FileContext) -> bool:
+    """Whether the module makes a TPUEstimator that runs off the TPU by default: `use_tpu` given
+    as `False`, or as a flag that is off by default (BERT's `FLAGS.use_tpu`)."""
+    cached = ctx.cache.get("off_the_tpu")
+    if isinstance(cached, bool):
+        return cached
+    names = ctx.names
+    found = False
+    for site in names.calls:
+        if names.api_of(site.node.func, site.scope, site.order) not in TPU_ESTIMATORS:
+            continue
+        keyword, position = USE_TPU
+        value = argument(site.node, position, keyword)
+        if value is None:
+            continue  # TPUEstimator's default: on the TPU
+        if literals.boolean(value) is False or (
+            isinstance(value, cst.Attribute)
+            and command_line.off_by_default(ctx, value.attr.value) is not None
+        ):
+            found = True
+            break
+    ctx.cache["off_the_tpu"] = found
+    return found
+
 
 # Methods whose receiver must be built in reach: (the receiver's API, the method) -> entry point.
 METHOD_ENTRY_POINTS = {
@@ -142,7 +207,7 @@ def entry_point(ctx: FileContext, site: CallSite) -> tuple[EntryPoint, cst.BaseE
     func = site.node.func
     entry = ENTRY_POINTS.get(ctx.names.api_of(func, site.scope, site.order) or "")
     if entry is not None:
-        return entry, func
+        return (entry, func) if not entry.off_tpu or off_the_tpu(ctx) else None
     if not isinstance(func, cst.Attribute):
         return None
     receiver = func.value

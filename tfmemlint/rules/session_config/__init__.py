@@ -52,8 +52,12 @@ NO_CONFIG = Rule(
         "`contrib.learn.RunConfig`, whose own `gpu_memory_fraction` defaults to 1, the whole "
         "GPU. Sessions given to Keras's `set_session` are checked where they are created. A bare "
         "`InteractiveSession()` is not reported: TensorFlow gives it `allow_growth=True` itself "
-        "(session.py, `InteractiveSession.__init__`). `contrib.tpu.RunConfig` never is: TPU jobs "
-        "hold no GPU memory. " + _ON_A_SERVER,
+        "(session.py, `InteractiveSession.__init__`). `contrib.tpu.RunConfig` (or "
+        "`estimator.tpu.RunConfig`) and `TPUEstimator` are reported only where the module runs "
+        "a TPUEstimator off the TPU by default (`use_tpu=False`, or a flag whose default is "
+        "off, as BERT's `FLAGS.use_tpu`): it then trains on the GPUs, with no session config. "
+        "On a TPU they hold no GPU memory; the fix's config keeps TPU's own "
+        "`allow_soft_placement` and `isolate_session_state`. " + _ON_A_SERVER,
         why=_WHY,
         example="import tensorflow.compat.v1 as tf\n\nsess = tf.Session()",
         use_instead="import tensorflow.compat.v1 as tf\n\n"
@@ -178,6 +182,7 @@ FAMILY = RuleFamily(
         "SessionManager",
         "set_session",
         "Estimator",
+        "TPUEstimator",
         "DNNClassifier",
         "DNNRegressor",
         "LinearClassifier",

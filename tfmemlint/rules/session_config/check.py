@@ -153,7 +153,10 @@ class SessionCheck(SessionConfig):
         if prefix_edits is not None:
             prefix, import_edits = prefix_edits
             field, value = self.ctx.policy.gpu_option
-            new_config = f"{prefix}ConfigProto(gpu_options={prefix}GPUOptions({field}={value}))"
+            kept = self.entry.kept_options
+            new_config = (
+                f"{prefix}ConfigProto({kept}gpu_options={prefix}GPUOptions({field}={value}))"
+            )
             if self.entry.creator:
                 new_config = f"{prefix}train.ChiefSessionCreator(config={new_config})"
             if self.entry.wraps is not None:

@@ -14,6 +14,7 @@ from tfmemlint.rules.family import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
     DJANGO_PACKAGES,
+    DJANGO_SETTINGS_NAME,
     PROJECT_APP_METHODS,
     ROUTERS,
     RUNNERS,
@@ -237,6 +238,8 @@ SERVER_WORDS = tuple(
 # TensorFlow: a word of the views of a module that names TensorFlow itself, not of a program
 # through the project, which would send each of them to the project index.
 DJANGO_WORDS = tuple(sorted(package.encode() for package in DJANGO_PACKAGES))
+# Its settings module's mark is rare: a program through the project's modules like any other.
+DJANGO_SETTINGS_WORD = DJANGO_SETTINGS_NAME.encode()
 
 KERAS_SESSION = Rule(
     code="TFM212",
@@ -296,6 +299,7 @@ FAMILY = RuleFamily(
         *SCRIPT_WORDS,
         *SERVER_WORDS,
         *DJANGO_WORDS,
+        DJANGO_SETTINGS_WORD,
         b"GradientTape",
         b"Dataset",
         b'"nbformat"',

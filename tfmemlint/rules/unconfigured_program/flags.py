@@ -13,16 +13,14 @@ import libcst as cst
 
 from tfmemlint.model import Edit, Fix
 from tfmemlint.names import CallSite, dotted_name
-from tfmemlint.rules import literals
+from tfmemlint.rules import command_line, literals
 from tfmemlint.rules.runtime import argument
 
 if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
 
-# absl's boolean flags, also as TensorFlow passes them on (`tf.compat.v1.flags`).
-_ABSL_BOOLEANS = (".flags.DEFINE_bool", ".flags.DEFINE_boolean")
 _CLICK_OPTIONS = frozenset({"click.option"})
-_KEYWORD_ONLY = sys.maxsize  # the position of an argument given only by keyword
+_KEYWORD_ONLY = command_line.KEYWORD_ONLY
 
 
 class FlagGate(NamedTuple):
@@ -59,39 +57,14 @@ def _within(ctx: FileContext, inner: cst.CSTNode, outer: cst.CSTNode) -> bool:
 def _defined_off(ctx: FileContext, dest: str) -> FlagGate | None:
     """`FLAGS.dest` or `args.dest`: an absl boolean or an argparse option of the module's, off
     by default."""
-    names = ctx.names
-    for site in names.calls:
-        qualified = names.qualified_names(site.node.func, site.scope, site.order) or set()
-        if any(name.endswith(_ABSL_BOOLEANS) for name in qualified):
-            name = argument(site.node, 0, "name")
-            if name is None or literals.string(name) != dest:
-                continue
-            default = argument(site.node, 1, "default")
-            if default is None or literals.boolean(default) is not False:
-                return None
-            return FlagGate(f"--{dest}", _turn_on(ctx, dest, default))
-        func = site.node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
-            options = [literals.string(arg.value) for arg in site.node.args if arg.keyword is None]
-            longs = [option for option in options if option and option.startswith("--")]
-            spelled = literals.string(argument(site.node, _KEYWORD_ONLY, "dest") or cst.Name("_"))
-            if (spelled or (longs[0][2:].replace("-", "_") if longs else None)) != dest:
-                continue
-            return _argparse_off(ctx, site.node, longs[0] if longs else dest, dest)
-    return None
-
-
-def _argparse_off(ctx: FileContext, call: cst.Call, flag: str, dest: str) -> FlagGate | None:
-    action = argument(call, _KEYWORD_ONLY, "action")
-    default = argument(call, _KEYWORD_ONLY, "default")
-    if default is not None:
-        if literals.boolean(default) is not False:
-            return None
-        return FlagGate(flag, _turn_on(ctx, dest, default))
-    if action is None or literals.string(action) != "store_true":
+    off = command_line.off_by_default(ctx, dest)
+    if off is None:
         return None
-    end = ctx.span(action)[1]
-    return FlagGate(flag, _fix(ctx, dest, ctx.edit(end, end, ", default=True")))
+    if off.default is not None:
+        return FlagGate(off.flag, _turn_on(ctx, dest, off.default))
+    assert off.action is not None
+    end = ctx.span(off.action)[1]
+    return FlagGate(off.flag, _fix(ctx, dest, ctx.edit(end, end, ", default=True")))
 
 
 def _parameter_off(ctx: FileContext, site: CallSite, name: str) -> FlagGate | None:

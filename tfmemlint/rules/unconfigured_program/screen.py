@@ -18,6 +18,7 @@ from tfmemlint.rules.programs import (
     CLI_DECORATORS,
     CLI_METHODS,
     DJANGO_PACKAGES,
+    DJANGO_SETTINGS_NAME,
     PARTIAL,
     PROJECT_APP_METHODS,
     ROUTERS,
@@ -263,6 +264,11 @@ def _may_be_served(tree: ast.Module, at_import: list[ast.AST], decorators: list[
         made = statement.value if isinstance(statement, ast.Assign) else None
         if isinstance(made, ast.Call) and _spelled_last(made.func) in _SERVER_NAMES:
             return True
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == DJANGO_SETTINGS_NAME
+            for target in statement.targets
+        ):
+            return True  # Django's settings, which each worker imports
     return any(
         _spelled_last(decorator) in _SERVER_NAMES
         or (isinstance(decorator, ast.Attribute) and decorator.attr in PROJECT_APP_METHODS)
