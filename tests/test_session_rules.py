@@ -34,6 +34,23 @@ def dedent(source: str) -> str:
 
 
 # -- spellings ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "backend",
+    ["from keras import backend as K", "import keras.backend.tensorflow_backend as K"],
+)
+def test_keras2s_backend_hands_on_tensorflow(backend: str) -> None:
+    """Keras 2's backend imported TensorFlow and hands it on: `K.tf.Session(...)`, the
+    threads-only session of many a TF1-era helper."""
+    source = (
+        f"{backend}\n"
+        "K.set_session(K.tf.Session(config=K.tf.ConfigProto(intra_op_parallelism_threads=2)))\n"
+    )
+    assert codes(source) == ["TFM102"]
+    assert "gpu_options=config_pb2.GPUOptions(allow_growth=True)" in fixed(source)
+    assert codes(fixed(source)) == []
+    assert codes(f"{backend}\nsess = K.tf.Session()\n") == ["TFM101"]
+
+
 def test_tf1_top_level_session() -> None:
     assert fixed("import tensorflow as tf\nsess = tf.Session()\n") == (
         "import tensorflow as tf\n"

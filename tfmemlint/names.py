@@ -52,6 +52,9 @@ _PUBLIC_PREFIXES: dict[str, str] = {
     "tensorflow_estimator.estimator.": "estimator.",
     "tensorflow.contrib.slim.python.slim.": "contrib.slim.",
     "tf_slim.": "contrib.slim.",
+    # Keras 2's backend hands on the TensorFlow it imported: `K.tf.Session(...)`.
+    "keras.backend.tensorflow_backend.tf.": "",
+    "keras.backend.tf.": "",
     "keras.backend.tensorflow_backend.": "keras.backend.",
     "keras.": "keras.",
     "tf_keras.": "keras.",  # Keras 2 for TF2: tf.keras under its own name
