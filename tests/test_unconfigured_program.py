@@ -202,9 +202,19 @@ def test_the_fix_imports_tensorflow_where_the_module_imports_only_parts_of_it() 
     result = fixed(source)
     assert result == source.replace("keras\n", "keras\n\n" + GROWTH_WITH_IMPORT, 1)
     assert codes(result) == []
+    # `tf` taken, by code before the imports: nothing can go first, no fix
     taken = "tf = 1\n" + source
     [finding] = lint_text("t.py", taken, DEFAULT)
     assert finding.code == "TFM205" and finding.fix is None
+    # `tf` taken by a function's own import (keras-cv's notebooks): the variable, which binds
+    # no name, goes before the first import
+    local = source + "def cast(x):\n    import tensorflow as tf\n\n    return tf.cast(x, 'int32')\n"
+    result = fixed(local)
+    assert (
+        result
+        == 'import os\n\nos.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n' + local
+    )
+    assert codes(result) == []
 
 
 VARIABLE_FIRST = 'os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")\n'
@@ -1572,6 +1582,31 @@ def test_a_task_of_an_app_that_a_project_module_makes(tmp_path: Path) -> None:
     [finding] = json.loads(done.stdout)
     assert Path(finding["filename"]).name == "tasks.py"
     assert "served by Celery, each process of a worker's pool" in finding["message"]
+
+
+def test_a_folder_without_init_inside_a_package_is_a_namespace_package(tmp_path: Path) -> None:
+    """`from src.human import play`, where `src/` is a package and `src/human/` has no
+    `__init__.py`: Python imports it as a namespace package, so the walk follows it, and the
+    finding names the import the program reaches the start through. A top-level folder of the
+    same kind stays no module of the project's: an installed package of that name would win."""
+    files = {
+        "src/__init__.py": "",
+        "src/utils/__init__.py": "",
+        "src/utils/log.py": "import logging\n\n\ndef setup():\n    logging.basicConfig()\n",
+        "src/agent/__init__.py": "",
+        "src/agent/model.py": "import tensorflow as tf\n\n\nclass Model:\n"
+        "    def __init__(self):\n        self.net = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n",
+        "src/human/play.py": "from src.agent.model import Model\n\n\ndef start():\n"
+        "    return Model()\n",
+        "play_games.py": "from src.utils.log import setup\nfrom src.human import play\n\n"
+        'if __name__ == "__main__":\n    setup()\n    play.start()\n',
+    }
+    (tmp_path / "project").mkdir()
+    root = _project(tmp_path / "project", files)
+    done = run_cli("--no-cache", "--output-format", "json", str(root))
+    [finding] = json.loads(done.stdout)
+    assert (finding["code"], finding["location"]["row"]) == ("TFM205", 2)
+    assert "through `src.human.play`" in finding["message"]
 
 
 # TF1-era Keras in a project module: `tf.to_float` makes it TF1 code, which no TF2 op starts.

@@ -136,8 +136,12 @@ class ModuleFiles:
                 break
             module = os.path.join(folder, part + ".py")
             package = os.path.join(folder, part)
+            # A folder without __init__.py is a namespace package: on the way to a module, or
+            # as the name itself inside a package, where nothing else on sys.path competes.
             if self._isdir(package) and (
-                self._isfile(os.path.join(package, "__init__.py")) or index + 1 < len(parts)
+                self._isfile(os.path.join(package, "__init__.py"))
+                or index + 1 < len(parts)
+                or index > 0
             ):
                 init = os.path.join(package, "__init__.py")
                 found, length, folder = (init if self._isfile(init) else None), index + 1, package

@@ -467,6 +467,23 @@ class FileResolver:
         self.read |= read
         return reaches
 
+    def leads_to(self, path: str, targets: set[str]) -> bool:
+        """Whether the project module `path` is one of `targets`, or imports one, itself or
+        through the project modules it imports (PROGRAM_MODULES of them at most)."""
+        seen = {path}
+        level = [path]
+        while level:
+            if any(module in targets for module in level):
+                return True
+            below = []
+            for module in level:
+                for imported in self.imports_of(module):
+                    if imported not in seen and len(seen) < PROGRAM_MODULES:
+                        seen.add(imported)
+                        below.append(imported)
+            level = below
+        return False
+
     def imports_words(self, raw: bytes, words: tuple[bytes, ...]) -> str | None:
         """The nearest project module that this file imports, itself or through the project
         modules it imports (PROGRAM_MODULES of them at most, at any depth), whose bytes hold

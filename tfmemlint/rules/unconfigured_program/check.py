@@ -210,6 +210,11 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     no_loop = _why_no_fix(ctx, place, walk, start)
     if no_loop is None:
         fix = tf_config_fix(ctx, anchor, place, hide)
+        if fix is None and not hide and ctx.policy.fraction is None and not _overrides_growth(ctx):
+            # The loop's names are taken (`tf` bound elsewhere in the module): the variable,
+            # which binds none, does the same.
+            fix = _growth_variable_first(ctx)
+            message += _VARIABLE_FIRST if fix is not None else ""
         yield ctx.finding(rule, message, anchor.statement, fix)
         return
     why, advice = no_loop
@@ -262,12 +267,7 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
         return
     if _keras_backend_elsewhere(ctx, walk, start):
         return
-    # The import of the module where it starts, else the first that names TensorFlow.
-    through, path = next(
-        (pair for pair in project_imports if pair[1] == start.ctx.filename),
-        next((p for p in project_imports if project.mentions(p[1], FAMILY.modules)), None)
-        or project_imports[0],
-    )
+    through, path = _import_it_comes_through(ctx, project_imports, {start.ctx.filename})
     assert through.statement is not None and through.qualified is not None
     where = f"`{start.what}` ({_place(ctx, start)})"
     if path != start.ctx.filename:
@@ -406,6 +406,22 @@ def _keras_backend_elsewhere(ctx: FileContext, walk: Walk, start: Start) -> bool
     if any("KERAS_BACKEND" in other.text for other in walk.contexts):
         return True
     return bool(_imported_roots(ctx) & _HOSTS)
+
+
+def _import_it_comes_through(
+    ctx: FileContext, project_imports: list[tuple[Binding, str]], modules: set[str]
+) -> tuple[Binding, str]:
+    """The entry's project import that the program reaches `modules` through: the import of
+    one of them, else the first whose own imports lead to one, else the first that names
+    TensorFlow, else the first."""
+    project = ctx.names.project
+    assert project is not None
+    return next(
+        (pair for pair in project_imports if pair[1] in modules),
+        next((pair for pair in project_imports if project.leads_to(pair[1], modules)), None)
+        or next((p for p in project_imports if project.mentions(p[1], FAMILY.modules)), None)
+        or project_imports[0],
+    )
 
 
 def _project_imports(ctx: FileContext) -> list[tuple[Binding, str]]:
@@ -677,11 +693,7 @@ def _keras_session_through_the_project(
     place = ctx.place(row) if other is ctx else f"`{project.display(other.filename)}`, line {row}"
     where = f"`{other.code(site.node.func)}()` ({place})"
     keras_paths = {module.filename for module in keras_modules}
-    through, path = next(
-        (pair for pair in project_imports if pair[1] in keras_paths),
-        next((p for p in project_imports if project.mentions(p[1], FAMILY.modules)), None)
-        or project_imports[0],
-    )
+    through, path = _import_it_comes_through(ctx, project_imports, keras_paths)
     assert through.statement is not None and through.qualified is not None
     if path not in keras_paths:
         where += f", through `{through.qualified}`"
