@@ -215,6 +215,17 @@ def test_keras_really_ignores_a_backend_set_after_its_import(tmp_path: Path) -> 
         ("import tf_keras", "tf_keras.Sequential()"),
         ("import keras_hub", 'keras_hub.models.GemmaCausalLM.from_preset("gemma")'),
         ("import keras_cv", "keras_cv.layers.RandAugment(value_range=(0, 255))"),
+        ("import seqio", 'seqio.get_mixture_or_task("glue").get_dataset({"inputs": 8})'),
+        ("import seqio", 'seqio.get_dataset("glue", {"inputs": 8})'),
+        ("from seqio import evaluation", 'evaluation.Evaluator("glue", converter)'),
+        (
+            "from official.core import train_lib",
+            'train_lib.run_experiment(strategy, task, "train", params, "/tmp/m")',
+        ),
+        (
+            "from official.common import distribute_utils",
+            'distribute_utils.get_distribution_strategy("mirrored")',
+        ),
     ],
 )
 def test_a_library_call_starts_tensorflow(imports: str, call: str) -> None:
@@ -274,6 +285,8 @@ def test_calling_a_tf_function_starts_the_runtime(definition: str, call: str) ->
         "    keras_hub.models.GemmaCausalLM.from_preset('g')\n" + MAIN,
         # a library module is no program
         "import tensorflow_datasets as tfds\ndef load():\n    return tfds.load('mnist')\n",
+        # seqio's registry, read: no dataset built
+        "import seqio\ndef main():\n    print(seqio.TaskRegistry.names())\n" + MAIN,
     ],
 )
 def test_what_starts_no_tensorflow(source: str) -> None:

@@ -99,7 +99,44 @@ CALLS = (
         "base_image_augmentation_layer.py (built on `tf`)",
         classes_only=True,
     ),
+    # Task and dataset registries: seqio (T5's tasks and mixtures).
+    Starter(
+        "seqio.get_dataset",
+        "builds the task's or mixture's `tf.data` pipeline",
+        "google/seqio, seqio/dataset_providers.py, `get_dataset`",
+    ),
+    Starter(
+        "seqio.get_mixture_or_task",
+        "`get_dataset` builds the task's `tf.data` pipeline",
+        "google/seqio, seqio/dataset_providers.py, `Task.get_dataset`",
+        method="get_dataset",
+    ),
+    Starter(
+        "seqio.Evaluator",
+        "builds and caches each task's `tf.data` dataset as it is made",
+        "google/seqio, seqio/evaluation.py, `Evaluator.__init__`",
+    ),
+    Starter(
+        "seqio.evaluation.Evaluator",
+        "builds and caches each task's `tf.data` dataset as it is made",
+        "google/seqio, seqio/evaluation.py, `Evaluator.__init__`",
+    ),
+    # The TensorFlow Model Garden's training driver and its strategies.
+    Starter(
+        "official.core.train_lib.run_experiment",
+        "builds the task's model and `tf.data` inputs, and trains or evaluates them",
+        "tensorflow/models, official/core/train_lib.py, `run_experiment`",
+    ),
+    Starter(
+        "official.common.distribute_utils.get_distribution_strategy",
+        "makes a `tf.distribute` strategy, which lists the logical devices",
+        "tensorflow/models, official/common/distribute_utils.py, `get_distribution_strategy`",
+    ),
 )
+
+# The starters' packages whose names hold no word of TensorFlow's or Keras's: the pre-filter
+# looks for these too.
+OWN_WORDS = (b"seqio", b"official.")
 
 # transformers' TensorFlow classes: `TFAutoModel*`, `TFBertModel`, ... Their constructors and
 # `from_pretrained` build a tf.keras model (transformers/modeling_tf_utils.py,

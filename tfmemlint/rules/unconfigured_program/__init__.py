@@ -76,7 +76,8 @@ UNCONFIGURED_PROGRAM = Rule(
         "tensorflow_hub (`load`, `KerasLayer`), transformers' TF classes "
         "(`TFAutoModel.from_pretrained`), `tf_keras`, tensorflow_text, keras-hub, keras-nlp "
         "and keras-cv models and layers where Keras runs on TensorFlow, and keras-cv's "
-        "preprocessing layers on every backend (`tfmemlint/rules/starters.py` lists each "
+        "preprocessing layers on every backend, seqio's datasets and evaluator, and the "
+        "Model Garden's `run_experiment` (`tfmemlint/rules/starters.py` lists each "
         "with its source). Keras's backend is read as Keras reads it: "
         "`os.environ['KERAS_BACKEND']` set before `import keras`, a notebook's "
         "`%env KERAS_BACKEND=...` in a cell above that import, the configuration's "
@@ -305,7 +306,7 @@ FAMILY = RuleFamily(
         b'"nbformat"',
     ),
     # transformers: its TF classes start TensorFlow in a file that names neither.
-    modules=(*TENSORFLOW_MODULES, b"transformers"),
+    modules=(*TENSORFLOW_MODULES, b"transformers", *starters.OWN_WORDS),
     checker="tfmemlint.rules.unconfigured_program.check:check",
     settled_by_fixes="tfmemlint.rules.unconfigured_program.check:settled_by_fixes",
     through_project=False,  # its fix goes after the file's own `import tensorflow`

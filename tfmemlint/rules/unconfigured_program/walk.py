@@ -359,7 +359,8 @@ class Walk:
             self.starts(ctx, call, f"{dotted_name(func) or 'fit'}()")
             return
         if self._library_start(ctx, site):
-            self.starts(ctx, call, f"{dotted_name(func) or 'call'}()")
+            method = func.attr.value if isinstance(func, cst.Attribute) else "call"
+            self.starts(ctx, call, f"{dotted_name(func) or method}()")
             return
         run = runner(ctx, site)
         if run is not None:
