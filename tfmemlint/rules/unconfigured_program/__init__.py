@@ -227,20 +227,27 @@ def _words_of(decorator: str) -> set[bytes]:
 # A served program's marks: the package of its server, which it imports to make an app, a
 # router or a task (every word is one more search of every file: the packages are fewer than
 # their classes); a task decorator or a handler method, which a project module may pass on.
+_SERVER_MARKS = (
+    {name.split(".")[0].encode() for name in (*SERVED_APPS, *ROUTERS)}
+    | {word for name in (*TASK_DECORATORS, *SERVICE_DECORATORS) for word in _words_of(name)}
+    | {server.encode() for server in SCRIPT_SERVERS}
+    | {f".{method}".encode() for method in PROJECT_APP_METHODS}
+)
+# A word that holds another (`celery.shared_task`, `celery`) finds no file the other misses.
 SERVER_WORDS = tuple(
     sorted(
-        {name.split(".")[0].encode() for name in (*SERVED_APPS, *ROUTERS)}
-        | {word for name in (*TASK_DECORATORS, *SERVICE_DECORATORS) for word in _words_of(name)}
-        | {server.encode() for server in SCRIPT_SERVERS}
-        | {f".{method}".encode() for method in PROJECT_APP_METHODS}
+        word
+        for word in _SERVER_MARKS
+        if not any(other != word and other in word for other in _SERVER_MARKS)
     )
 )
 # Django's views name Django, as thousands of files of a Django project do that never reach
 # TensorFlow: a word of the views of a module that names TensorFlow itself, not of a program
 # through the project, which would send each of them to the project index.
 DJANGO_WORDS = tuple(sorted(package.encode() for package in DJANGO_PACKAGES))
-# Its settings module's mark is rare: a program through the project's modules like any other.
-DJANGO_SETTINGS_WORD = DJANGO_SETTINGS_NAME.encode()
+# Its settings module's mark, set at the top level (at the start of a line): Django's own
+# modules name the setting too, indented or in strings, but set it in one file alone.
+DJANGO_SETTINGS_WORD = b"\n" + DJANGO_SETTINGS_NAME.encode()
 
 KERAS_SESSION = Rule(
     code="TFM212",
