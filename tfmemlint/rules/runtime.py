@@ -65,7 +65,6 @@ _STARTERS = frozenset(
         "keras.models.load_model",
         # A model built from its saved architecture builds its layers' weights.
         "keras.models.model_from_json",
-        "keras.models.model_from_config",
         "keras.layers.Input",
         "keras.utils.image_dataset_from_directory",
         "keras.utils.text_dataset_from_directory",
