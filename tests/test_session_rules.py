@@ -708,7 +708,25 @@ def test_a_server_built_out_of_sight_is_for_tfm190_only() -> None:
     assert "a server built out of sight" in found[0].message
 
 
-@pytest.mark.parametrize("target", ["", '""', "''", "FLAGS.master"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        '"grpc://" + os.environ["COLAB_TPU_ADDR"]',  # ALBERT's Colab notebook
+        'f"grpc://{host}:8470"',
+        '"grpc://" + host + ":8470"',
+    ],
+)
+def test_a_remote_address_built_from_parts_is_that_machines(target: str) -> None:
+    """A target built from a literal address (`"grpc://" + ...`) names another machine's
+    server, which holds the memory: no finding, and a later session in this process is no
+    TFM401 of it."""
+    head = f"import os\nimport tensorflow.compat.v1 as tf\nTPU = {target}\n"
+    assert codes(head + "sess = tf.Session(TPU)\n") == []
+    later = head + "remote = tf.Session(TPU)\nlocal = tf.Session()\n"
+    assert codes(later) == ["TFM101"]  # the local one only, and no TFM401 against the remote
+
+
+@pytest.mark.parametrize("target", ["", '""', "''", "FLAGS.master", '"" + suffix'])
 def test_an_in_process_target_is_checked_as_today(target: str) -> None:
     source = f"import tensorflow.compat.v1 as tf\nsess = tf.Session({target})\n"
     assert codes(source) == ["TFM101"]

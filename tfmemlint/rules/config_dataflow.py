@@ -67,6 +67,20 @@ class Verdict:
 AWARE = Verdict(State.AWARE)
 
 
+def _names_a_remote_server(value: cst.BaseExpression) -> bool:
+    """A target built from a literal that names a server's address (`"grpc://" +
+    os.environ["COLAB_TPU_ADDR"]`, `f"grpc://{host}:8470"`): another machine's, whatever
+    follows."""
+    while isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        value = value.left
+    if isinstance(value, cst.FormattedString):
+        first = value.parts[0] if value.parts else None
+        head = first.value if isinstance(first, cst.FormattedStringText) else ""
+    else:
+        head = literals.string(value) or ""
+    return "://" in head
+
+
 class SessionConfig:
     def __init__(
         self,
@@ -171,6 +185,8 @@ class SessionConfig:
         text = literals.string(value)
         if text is not None:
             return AWARE if text else None
+        if _names_a_remote_server(value):
+            return AWARE
         if not (isinstance(value, cst.Attribute) and value.attr.value == "target"):
             return None
         if self._is_server(value.value, scope, order):
@@ -180,6 +196,15 @@ class SessionConfig:
             return None
         spelled = " ".join(self.ctx.code(argument.value).split())
         return Verdict(State.UNKNOWN, f"it runs on `{spelled}`, a server built out of sight")
+
+    def on_another_machine(self) -> bool:
+        """Whether the call runs on a server whose address it spells (`"grpc://host:2222"`,
+        `"grpc://" + address`): that machine's process holds the GPU memory, not this one."""
+        argument = self._argument(*self.entry.target) if self.entry.target is not None else None
+        if argument is None:
+            return False
+        value, _, _ = self.bound_value(argument.value, self.site.scope, self.site.order)
+        return _names_a_remote_server(value)
 
     def _is_server(self, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
         """Whether `expr` is a server built here: a call to one, or a name every binding of

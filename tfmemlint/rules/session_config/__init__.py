@@ -28,7 +28,8 @@ _ON_A_SERVER = (
     "(or `distribute.Server`, the same class) or `Server.create_local_server()` it runs on is "
     "reported instead, where this module builds it; the target of a server built out of sight "
     "(an object named like one: `server`, `self._server`) is for TFM190, and a remote target "
-    'spelled out (`"grpc://host:2222"`) is that machine\'s to limit. A target of `""`, none, '
+    'spelled out (`"grpc://host:2222"`), or built from such an address (`"grpc://" + '
+    'os.environ["COLAB_TPU_ADDR"]`), is that machine\'s to limit. A target of `""`, none, '
     'or any other (`FLAGS.master`, `args.target`, which may be `""`) is this process\'s own: '
     "checked as usual."
 )

@@ -29,7 +29,9 @@ def check(ctx: FileContext) -> Iterator[Finding]:
     for site in names.calls:
         found = entry_point(ctx, site)
         if found is not None and names.api_of(site.node.func, site.scope, site.order) in _SESSIONS:
-            sessions.append((site, SessionConfig(ctx, site, *found)))
+            session = SessionConfig(ctx, site, *found)
+            if not session.on_another_machine():  # its allocator is that machine's
+                sessions.append((site, session))
     yield from _later_sessions(ctx, sessions)
     for site in names.calls:
         if names.api_of(site.node.func, site.scope, site.order) in _DEVICE_LISTINGS:
