@@ -20,7 +20,7 @@ import ast
 import functools
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tfmemlint.model import Dependency
@@ -470,19 +470,7 @@ class FileResolver:
     def leads_to(self, path: str, targets: set[str]) -> bool:
         """Whether the project module `path` is one of `targets`, or imports one, itself or
         through the project modules it imports (PROGRAM_MODULES of them at most)."""
-        seen = {path}
-        level = [path]
-        while level:
-            if any(module in targets for module in level):
-                return True
-            below = []
-            for module in level:
-                for imported in self.imports_of(module):
-                    if imported not in seen and len(seen) < PROGRAM_MODULES:
-                        seen.add(imported)
-                        below.append(imported)
-            level = below
-        return False
+        return any(module in targets for module in self._imported_in_turn([path]))
 
     def imports_words(self, raw: bytes, words: tuple[bytes, ...]) -> str | None:
         """The nearest project module that this file imports, itself or through the project
@@ -491,19 +479,25 @@ class FileResolver:
         None when none does."""
         found, read = self.index.imported_modules(self.importer, raw)
         self.read |= read
-        seen = set(found)
-        level = found
+        return next(
+            (path for path in self._imported_in_turn(found) if self.mentions(path, words)), None
+        )
+
+    def _imported_in_turn(self, first: list[str]) -> Iterator[str]:
+        """`first`, then the project modules they import, level by level, each once and
+        PROGRAM_MODULES at most: the modules a program may run, nearest first. A module's
+        imports are read only once the caller has looked at it."""
+        seen = set(first)
+        level = first
         while level:
             below: list[str] = []
             for path in level:
-                if self.mentions(path, words):
-                    return path
+                yield path
                 for module in self.imports_of(path):
                     if module not in seen and len(seen) < PROGRAM_MODULES:
                         seen.add(module)
                         below.append(module)
             level = below
-        return None
 
     def module(self, name: str) -> str | None:
         """The project module file that `name`, as this file spells it, names; None when it
