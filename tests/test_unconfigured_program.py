@@ -1601,12 +1601,17 @@ def test_a_folder_without_init_inside_a_package_is_a_namespace_package(tmp_path:
         "play_games.py": "from src.utils.log import setup\nfrom src.human import play\n\n"
         'if __name__ == "__main__":\n    setup()\n    play.start()\n',
     }
+    files["data/loader.py"] = "X = 1\n"  # a top-level folder with no __init__.py
     (tmp_path / "project").mkdir()
     root = _project(tmp_path / "project", files)
     done = run_cli("--no-cache", "--output-format", "json", str(root))
     [finding] = json.loads(done.stdout)
     assert (finding["code"], finding["location"]["row"]) == ("TFM205", 2)
     assert "through `src.human.play`" in finding["message"]
+    resolver = new_project_index(None).resolver(str(root / "play_games.py"))
+    assert not resolver.missing_from_project("src.human")
+    assert resolver.module("src.human.play") == str(root / "src" / "human" / "play.py")
+    assert resolver.module("data") is None and resolver.module("data.loader") is not None
 
 
 # TF1-era Keras in a project module: `tf.to_float` makes it TF1 code, which no TF2 op starts.

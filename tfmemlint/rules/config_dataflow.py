@@ -175,13 +175,10 @@ class SessionConfig:
         server built out of sight (an object named like one: `server`, `self._server`) is for
         the off-by-default TFM190. Any other target (`FLAGS.target`, `args.master`) may be
         `""`: this process's own."""
-        if self.entry.target is None:
+        target = self._target()
+        if target is None:
             return None
-        keyword, position = self.entry.target
-        argument = self._argument(keyword, position)
-        if argument is None:
-            return None
-        value, scope, order = self.bound_value(argument.value, self.site.scope, self.site.order)
+        argument, (value, scope, order) = target
         text = literals.string(value)
         if text is not None:
             return AWARE if text else None
@@ -200,11 +197,17 @@ class SessionConfig:
     def on_another_machine(self) -> bool:
         """Whether the call runs on a server whose address it spells (`"grpc://host:2222"`,
         `"grpc://" + address`): that machine's process holds the GPU memory, not this one."""
-        argument = self._argument(*self.entry.target) if self.entry.target is not None else None
+        target = self._target()
+        return target is not None and _names_a_remote_server(target[1][0])
+
+    def _target(self) -> tuple[cst.Arg, tuple[cst.BaseExpression, Scope, int]] | None:
+        """The argument the call takes its server in, and what it stands for (`bound_value`)."""
+        if self.entry.target is None:
+            return None
+        argument = self._argument(*self.entry.target)
         if argument is None:
-            return False
-        value, _, _ = self.bound_value(argument.value, self.site.scope, self.site.order)
-        return _names_a_remote_server(value)
+            return None
+        return argument, self.bound_value(argument.value, self.site.scope, self.site.order)
 
     def _is_server(self, expr: cst.BaseExpression, scope: Scope, order: int) -> bool:
         """Whether `expr` is a server built here: a call to one, or a name every binding of

@@ -163,9 +163,9 @@ def served_program(ctx: FileContext) -> Served | None:
     it.)"""
     if TEST_MODULE.match(os.path.basename(ctx.filename)):
         return None
-    views = _django_views(ctx)
-    if views is not None:
-        return views
+    django = _served_by_django(ctx)
+    if django is not None:
+        return django
     names = ctx.names
     registries: dict[str, str] = {}  # a module name bound to an app or router: its server
     for line in ctx.module.body:
@@ -196,7 +196,7 @@ def served_program(ctx: FileContext) -> Served | None:
     return Served(servers[0], tuple(handlers)) if servers else None
 
 
-def _django_views(ctx: FileContext) -> Served | None:
+def _served_by_django(ctx: FileContext) -> Served | None:
     """A module of Django views (`views.py`, or one of a `views` package) that imports Django
     or its REST framework: its public functions and classes are views, which `urls.py` names
     and each worker process of the server runs. Or the project's settings (`settings.py`, or

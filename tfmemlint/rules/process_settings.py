@@ -31,7 +31,7 @@ class ProcessWide:
         module level (before the call, when the call is at module level too), or earlier in the
         call's own scope. `until`: where the call's runtime really starts in its scope, when
         that is later than the call (the first op after `enable_eager_execution`)."""
-        last = max(site.order, until) if until is not None else site.order
+        last = until if until is not None else site.order
         for scope, order, reason in self.limits:
             module_level = scope.kind == "module" and site.scope is not scope
             if module_level or (scope is site.scope and order < last):

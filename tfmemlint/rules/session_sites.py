@@ -6,7 +6,7 @@ the session family found at each, from which every family proves that a fix leav
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
@@ -78,6 +78,25 @@ TPU_NAMESPACES = ("contrib.tpu", "estimator.tpu")
 TPU_ESTIMATORS = frozenset(f"{namespace}.TPUEstimator" for namespace in TPU_NAMESPACES)
 # TPUEstimator(model_fn, model_dir, config, params, use_tpu=True, ...): on the TPU by default.
 USE_TPU = ("use_tpu", 4)
+# TPUEstimator, as an Estimator: this family's off the TPU alone, and the config its fix writes
+# keeps what TPU's RunConfig puts in one of its own (tpu_config.py).
+_TPU_ESTIMATOR = EntryPoint(
+    "config",
+    2,
+    holder="the TPUEstimator's session, off the TPU,",
+    wraps="RunConfig",
+    off_tpu=True,
+    kept_options="allow_soft_placement=True, isolate_session_state=True, ",
+)
+# ...and TPU's RunConfig(tpu_config, evaluation_master, master, cluster, **kwargs).
+_TPU_RUN_CONFIG = replace(
+    _TPU_ESTIMATOR,
+    keyword="session_config",
+    position=None,
+    max_positional=4,
+    wraps=None,
+    target=("master", 2),
+)
 
 ENTRY_POINTS = {
     "Session": EntryPoint("config", 2, holder=None, target=("target", 0)),
@@ -129,29 +148,8 @@ ENTRY_POINTS = {
     "contrib.eager.enable_eager_execution": EntryPoint(
         "config", 0, holder="the eager runtime", starts_at_first_op=True
     ),
-    **{
-        f"{namespace}.RunConfig": EntryPoint(
-            "session_config",
-            None,
-            max_positional=4,
-            holder="the TPUEstimator's session, off the TPU,",
-            target=("master", 2),
-            off_tpu=True,
-            kept_options="allow_soft_placement=True, isolate_session_state=True, ",
-        )
-        for namespace in TPU_NAMESPACES
-    },
-    **{
-        f"{namespace}.TPUEstimator": EntryPoint(
-            "config",
-            2,
-            holder="the TPUEstimator's session, off the TPU,",
-            wraps="RunConfig",
-            off_tpu=True,
-            kept_options="allow_soft_placement=True, isolate_session_state=True, ",
-        )
-        for namespace in TPU_NAMESPACES
-    },
+    **{f"{namespace}.RunConfig": _TPU_RUN_CONFIG for namespace in TPU_NAMESPACES},
+    **{f"{namespace}.TPUEstimator": _TPU_ESTIMATOR for namespace in TPU_NAMESPACES},
     "contrib.learn.RunConfig": EntryPoint(
         "session_config",
         None,
@@ -170,22 +168,23 @@ def off_the_tpu(ctx: FileContext) -> bool:
     if isinstance(cached, bool):
         return cached
     names = ctx.names
-    found = False
-    for site in names.calls:
-        if names.api_of(site.node.func, site.scope, site.order) not in TPU_ESTIMATORS:
-            continue
-        keyword, position = USE_TPU
-        value = argument(site.node, position, keyword)
-        if value is None:
-            continue  # TPUEstimator's default: on the TPU
-        if literals.boolean(value) is False or (
-            isinstance(value, cst.Attribute)
-            and command_line.off_by_default(ctx, value.attr.value) is not None
-        ):
-            found = True
-            break
+    found = any(
+        _off_by_default(ctx, argument(site.node, USE_TPU[1], USE_TPU[0]))
+        for site in names.calls
+        if names.api_of(site.node.func, site.scope, site.order) in TPU_ESTIMATORS
+    )
     ctx.cache["off_the_tpu"] = found
     return found
+
+
+def _off_by_default(ctx: FileContext, value: cst.BaseExpression | None) -> bool:
+    """`False`, or a flag that is off by default; not an argument left out (TPUEstimator's
+    `use_tpu` then is on)."""
+    if value is None:
+        return False
+    if isinstance(value, cst.Attribute):
+        return command_line.off_by_default(ctx, value.attr.value) is not None
+    return literals.boolean(value) is False
 
 
 # Methods whose receiver must be built in reach: (the receiver's API, the method) -> entry point.

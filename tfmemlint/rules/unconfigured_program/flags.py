@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
 
 _CLICK_OPTIONS = frozenset({"click.option"})
-_KEYWORD_ONLY = command_line.KEYWORD_ONLY
 
 
 class FlagGate(NamedTuple):
@@ -84,8 +83,8 @@ def _parameter_off(ctx: FileContext, site: CallSite, name: str) -> FlagGate | No
         longs = [option for option in options if option and option.startswith("--")]
         if not longs or longs[0][2:].replace("-", "_") != name:
             continue
-        flag = argument(call, _KEYWORD_ONLY, "is_flag")
-        default = argument(call, _KEYWORD_ONLY, "default")
+        flag = argument(call, command_line.KEYWORD_ONLY, "is_flag")
+        default = argument(call, command_line.KEYWORD_ONLY, "default")
         if flag is None or literals.boolean(flag) is not True:
             return None
         if default is not None and literals.boolean(default) is not False:
