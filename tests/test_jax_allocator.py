@@ -360,3 +360,81 @@ def test_a_test_module_that_sets_up_its_run_is_no_program(guard: str) -> None:
         'if __name__ == "__main__":\n' + guard
     )
     assert codes(source, settings=ALL_JAX) == []
+
+
+# -- JAX through a project module ------------------------------------------------------------------
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / ".git").mkdir()
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+PIPELINE = """\
+    import jax
+    import tensorflow as tf
+
+
+    def get_dataset(batch):
+        if batch % jax.device_count():
+            raise ValueError(batch)
+        return tf.data.Dataset.range(batch)
+"""
+ENTRY = "import pipeline\n\n\ndef main():\n    pipeline.get_dataset(8)\n" + MAIN
+
+
+def test_jax_reached_through_a_project_module_is_reported_at_its_import(tmp_path: Path) -> None:
+    """An entry whose own file names neither JAX nor TensorFlow, whose project module asks JAX
+    for its devices and builds a tf.data pipeline: TFM208 at the entry's import of that module,
+    also when TFM208 alone is selected (the pre-filter passes it), and fixed before it."""
+    root = _project(
+        tmp_path,
+        {"pipeline.py": PIPELINE, "train.py": ENTRY, "tf_train.py": "import tensorflow\n" + ENTRY},
+    )
+    for selection in ([], ["--select", "TFM208"]):
+        done = run_cli("--no-cache", "--isolated", *selection, str(root), cwd=root)
+        assert "train.py:1:1: TFM208" in done.stdout
+        assert "tf_train.py:2:1: TFM208" in done.stdout
+        assert "through which the program reaches JAX (`pipeline.py`)" in done.stdout
+    assert (
+        run_cli("--no-cache", "--isolated", "--select", "TFM208", "--fix", str(root)).returncode
+        == 0
+    )
+    assert (root / "train.py").read_text() == (
+        'import os\n\nos.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")\n' + ENTRY
+    )
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        # the module on the way sets JAX's allocator before it imports JAX
+        {
+            "pipeline.py": 'import os\nos.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"\n'
+            + textwrap.dedent(PIPELINE)
+        },
+        # a project module the entry imports keeps JAX on the CPU
+        {
+            "pipeline.py": PIPELINE,
+            "cpu.py": 'import os\nos.environ["JAX_PLATFORMS"] = "cpu"\n',
+            "train.py": "import cpu\n" + ENTRY,
+        },
+        # JAX imported, never called
+        {"pipeline.py": PIPELINE.replace("jax.device_count()", "2")},
+        # JAX alone: TFM209's, which is opt-in
+        {
+            "pipeline.py": "import jax\n\n\ndef get_dataset(batch):\n    return jax.numpy.arange(batch)\n"
+        },
+        # a library module that imports the pipeline is no program
+        {
+            "pipeline.py": PIPELINE,
+            "train.py": "import pipeline\n\n\ndef main():\n    pipeline.get_dataset(8)\n",
+        },
+    ],
+)
+def test_jax_through_the_project_that_is_set_up_or_not_a_program(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    root = _project(tmp_path, {"train.py": ENTRY, **files})
+    done = run_cli("--no-cache", "--isolated", str(root), cwd=root)
+    assert "TFM208" not in done.stdout, done.stdout

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.rules import FAMILIES
 from tfmemlint.rules.family import TENSORFLOW_MODULES, RuleFamily, holds_a_trigger, load
+from tfmemlint.rules.jax_allocator import SHARED_GPU_PREALLOCATION
+from tfmemlint.rules.programs import JAX_WORDS
 from tfmemlint.rules.unconfigured_program import FAMILY as UNCONFIGURED_PROGRAM_FAMILY
 from tfmemlint.rules.unconfigured_program import THROUGH_PROJECT_WORDS
 from tfmemlint.source import compile_python, parse_python
@@ -308,9 +310,13 @@ def first_stage(
         return "entry"
     if any(map(raw.__contains__, TENSORFLOW_MODULES)):
         # It names TensorFlow, and holds none of the words of the families that need its
-        # names: neither a program through the project nor a project stand-in can hold one.
-        return ""
-    if _program_through_project(raw, selected, resolver, notebook_code):
+        # names: neither TensorFlow through the project nor a project stand-in can hold one;
+        # JAX through the project can (TFM208).
+        jax_words = JAX_WORDS if SHARED_GPU_PREALLOCATION.code in selected else ()
+        return (
+            "program" if _program_through_project(raw, jax_words, resolver, notebook_code) else ""
+        )
+    if _program_through_project(raw, _program_words(selected), resolver, notebook_code):
         return "program"
     if not needs_project(raw, selected):
         return ""
@@ -347,17 +353,29 @@ def prefilter_verdict(
     return "parse" if _script_entry(raw, selected, resolver) else "screened"
 
 
+@lru_cache(maxsize=8)
+def _program_words(selected: frozenset[str]) -> tuple[bytes, ...]:
+    """The module words a program may reach through the project for a selected rule to find
+    it there: TensorFlow's (TFM205's family), JAX's (TFM208)."""
+    words: tuple[bytes, ...] = ()
+    if any(rule.code in selected for rule in UNCONFIGURED_PROGRAM_FAMILY.rules):
+        words += UNCONFIGURED_PROGRAM_FAMILY.modules
+    if SHARED_GPU_PREALLOCATION.code in selected:
+        words += JAX_WORDS
+    return words
+
+
 def _program_through_project(
     raw: bytes,
-    selected: frozenset[str],
+    words: tuple[bytes, ...],
     resolver: Callable[[], FileResolver | None],
     notebook_code: bool = False,
 ) -> bool:
     """An entry point by its words (TFM205's), or a notebook, which always is one, whose code
-    names no TensorFlow but imports project modules that do: it may start TensorFlow through
-    them."""
+    imports project modules that hold one of `words` (module words its own bytes lack): it may
+    start that framework through them."""
     family = UNCONFIGURED_PROGRAM_FAMILY
-    if not any(rule.code in selected for rule in family.rules) or b"import" not in raw:
+    if not words or b"import" not in raw:
         return False
     notebook = notebook_code or b'"nbformat"' in raw
     if not notebook and not holds_a_trigger(raw, THROUGH_PROJECT_WORDS, family.inert):
@@ -367,7 +385,7 @@ def _program_through_project(
         return False
     if project.filename.endswith(".ipynb") and not notebook_code:
         return True  # its code sits in JSON strings: the cells are asked, once read
-    return project.imports_words(raw, family.modules) is not None
+    return project.imports_words(raw, words) is not None
 
 
 def _script_entry(

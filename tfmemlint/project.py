@@ -470,7 +470,12 @@ class FileResolver:
     def leads_to(self, path: str, targets: set[str]) -> bool:
         """Whether the project module `path` is one of `targets`, or imports one, itself or
         through the project modules it imports (PROGRAM_MODULES of them at most)."""
-        return any(module in targets for module in self._imported_in_turn([path]))
+        return any(module in targets for module in self.program_modules(path))
+
+    def program_modules(self, path: str) -> Iterator[str]:
+        """The project module `path`, then the project modules it imports in turn, nearest
+        first (PROGRAM_MODULES of them at most): what may run once the program imports it."""
+        return self._imported_in_turn([path])
 
     def imports_words(self, raw: bytes, words: tuple[bytes, ...]) -> str | None:
         """The nearest project module that this file imports, itself or through the project

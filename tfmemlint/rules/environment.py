@@ -16,9 +16,6 @@ from tfmemlint.model import Layout
 from tfmemlint.names import Ancestry, ModuleNames, Scope
 from tfmemlint.rules import literals
 
-# How a value that plainly means yes or no is spelled, whatever the variable reads exactly.
-MEANS_YES = frozenset({"true", "1", "yes", "y", "on"})
-MEANS_NO = frozenset({"false", "0", "no", "n", "off"})
 # `%env NAME=value`, `%env NAME value`, `%set_env ...`: IPython's lines, one per line.
 _ENV_LINE = re.compile(r"^[ \t]*%(?:env|set_env)[ \t]+(\w+)[ \t]*[= \t][ \t]*(\S*)")
 

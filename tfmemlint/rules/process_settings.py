@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING
 
 from tfmemlint.names import CallSite, Scope
 from tfmemlint.rules.environment import EnvSetting, env_settings
-from tfmemlint.rules.family import FORCE_GROWTH_WORD
 from tfmemlint.rules.runtime import hides_all_gpus
+from tfmemlint.rules.variables import FORCE_GROWTH
 
 if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
 
-FORCE_GROWTH = FORCE_GROWTH_WORD.decode()
 VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
 
 

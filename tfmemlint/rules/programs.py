@@ -140,4 +140,6 @@ OTHER_MODEL_LIBRARIES = frozenset({"sklearn", "xgboost", "lightgbm", "catboost",
 JAX_MODULES = frozenset(
     {"jax", "flax", "haiku", "optax", "equinox", "objax", "orbax", "chex", "jraph"}
 )
+# JAX's, as the bytes of a module that imports one of them.
+JAX_WORDS = tuple(module.encode() for module in sorted(JAX_MODULES))
 TORCH_MODULES = frozenset({"torch", "torchvision", "torchaudio", "lightning", "pytorch_lightning"})

@@ -52,7 +52,10 @@ SHARED_GPU_PREALLOCATION = Rule(
         "visible to it (it imports TensorFlow or a library that starts it, such as tfds, "
         "itself or through a project module it imports, and does not hide every GPU from "
         "it: TFM207's fix does) or uses PyTorch on the GPU (it "
-        "imports torch and says `cuda`). " + _WHERE,
+        "imports torch and says `cuda`). A program that reaches JAX only through a project "
+        "module (one it imports, itself or in turn, that imports JAX and calls into it) is "
+        "reported at its import of the module it comes through, unless a module on the way "
+        "names JAX's allocator, platform or `CUDA_VISIBLE_DEVICES`. " + _WHERE,
         why=_SOURCE + "With no setting JAX reserves 75 % of each GPU's total memory at its "
         "first op. The framework that shares the process then runs out of memory, or fails "
         "with `CUBLAS_STATUS_NOT_INITIALIZED` (google/flax#445, "
@@ -151,11 +154,6 @@ CONFIGURED_AFTER_START = Rule(
 )
 
 # The variables JAX's allocator reads, as the checks name them.
-PREALLOCATE = "XLA_PYTHON_CLIENT_PREALLOCATE"
-MEM_FRACTION = "XLA_PYTHON_CLIENT_MEM_FRACTION"
-CLIENT_MEM_FRACTION = "XLA_CLIENT_MEM_FRACTION"
-ALLOCATOR = "XLA_PYTHON_CLIENT_ALLOCATOR"
-VARIABLES = (PREALLOCATE, MEM_FRACTION, CLIENT_MEM_FRACTION, ALLOCATOR)
 
 FAMILY = RuleFamily(
     rules=(SHARED_GPU_PREALLOCATION, PREALLOCATION, INVALID_SETTING, CONFIGURED_AFTER_START),

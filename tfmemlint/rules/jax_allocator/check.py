@@ -16,29 +16,28 @@ from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
 from tfmemlint.rules.branches import exclusive_branches
 from tfmemlint.rules.entry_points import entry_point
-from tfmemlint.rules.environment import MEANS_NO, EnvSetting, env_lines, env_settings
+from tfmemlint.rules.environment import EnvSetting, env_lines, env_settings
 from tfmemlint.rules.jax_allocator import (
-    ALLOCATOR,
-    CLIENT_MEM_FRACTION,
     CONFIGURED_AFTER_START,
     INVALID_SETTING,
-    MEM_FRACTION,
-    PREALLOCATE,
     PREALLOCATION,
     SHARED_GPU_PREALLOCATION,
-    VARIABLES,
 )
-from tfmemlint.rules.programs import JAX_MODULES, TORCH_MODULES
+from tfmemlint.rules.programs import JAX_MODULES, JAX_WORDS, TORCH_MODULES
 from tfmemlint.rules.runtime import hides_all_gpus
+from tfmemlint.rules.variables import (
+    JAX_ALLOCATOR,
+    JAX_CLIENT_MEM_FRACTION,
+    JAX_FRACTIONS,
+    JAX_MEM_FRACTION,
+    JAX_PREALLOCATE,
+    JAX_VARIABLES,
+    jax_value_problem,
+)
 
 if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
 
-# What jaxlib reads, in xla_client.py: preallocation is off for exactly these values; an
-# empty value is no value; the allocators it accepts (after `.lower()`).
-_OFF = frozenset({"false", "False", "0"})
-_ALLOCATORS = frozenset({"default", "platform", "bfc", "cuda_async", "vmm"})
-_FRACTIONS = (MEM_FRACTION, CLIENT_MEM_FRACTION)
 # What keeps JAX off the GPU: a platform list without one, or no GPU visible at all.
 # (`JAX_PLATFORM_NAME` only picks the default backend: JAX still starts CUDA's.)
 _PLATFORM_VARIABLES = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES")
@@ -68,10 +67,13 @@ _STARTING_CALLS = frozenset(
     }
 )
 _SETTING_WORDS = (b"XLA_PYTHON_CLIENT", b"XLA_CLIENT_MEM_FRACTION")
+# A project module on the way to JAX that names one of these may set its allocator, or keep it
+# off the GPU, before it starts.
+_KEEPING_WORDS = (*_SETTING_WORDS, b"JAX_PLATFORM", b"jax_platform", b"CUDA_VISIBLE_DEVICES")
 
 
 def check(ctx: FileContext) -> Iterator[Finding]:
-    settings = tuple(env_settings(ctx.names, VARIABLES)) if "XLA_" in ctx.text else ()
+    settings = tuple(env_settings(ctx.names, JAX_VARIABLES)) if "XLA_" in ctx.text else ()
     yield from _invalid_values(ctx, settings)
     yield from _set_after_start(ctx, settings)
     yield from _preallocation(ctx, settings)
@@ -81,21 +83,21 @@ def check(ctx: FileContext) -> Iterator[Finding]:
 def _invalid_values(ctx: FileContext, settings: Sequence[EnvSetting]) -> Iterator[Finding]:
     for setting in settings:
         text = setting.text
-        if text is None or (not text and setting.variable != ALLOCATOR):
+        if text is None or (not text and setting.variable != JAX_ALLOCATOR):
             continue  # computed, or empty, which jaxlib takes for unset (but for the allocator)
         message, fix = _value_problem(ctx, setting, text)
         if message is not None:
             yield ctx.finding(INVALID_SETTING, message, setting.value, fix)
-    both = [s for s in settings if s.variable in _FRACTIONS and s.text != ""]
+    both = [s for s in settings if s.variable in JAX_FRACTIONS and s.text != ""]
     for setting in both:
-        if setting.variable == MEM_FRACTION and any(
-            other.variable == CLIENT_MEM_FRACTION
+        if setting.variable == JAX_MEM_FRACTION and any(
+            other.variable == JAX_CLIENT_MEM_FRACTION
             and other.scope is setting.scope
             and not _apart(setting, other)
             for other in both
         ):
             message = (
-                f"{MEM_FRACTION} is set together with {CLIENT_MEM_FRACTION}: jaxlib raises "
+                f"{JAX_MEM_FRACTION} is set together with {JAX_CLIENT_MEM_FRACTION}: jaxlib raises "
                 "ValueError when its GPU backend starts; keep one of them"
             )
             yield ctx.finding(INVALID_SETTING, message, setting.node, None)
@@ -111,39 +113,15 @@ def _apart(one: EnvSetting, other: EnvSetting) -> bool:
 def _value_problem(
     ctx: FileContext, setting: EnvSetting, text: str
 ) -> tuple[str | None, Fix | None]:
-    variable = setting.variable
-    if variable == PREALLOCATE:
-        if text in _OFF or text.strip().lower() not in MEANS_NO:
-            return None, None
-        fix = None
-        if isinstance(setting.value, cst.SimpleString):
-            quoted = literals.spelled_like(setting.value, "false")
-            fix = Fix('Set it to "false"', (fixes.replace(ctx, setting.value, quoted),))
-        return (
-            f"JAX reads {variable}={text!r} as true, and preallocates: it turns "
-            'preallocation off only for exactly "false", "False" or "0"'
-        ), fix
-    if variable in _FRACTIONS:
-        try:
-            fraction = float(text)
-        except ValueError:
-            return (
-                f"{variable}={text!r} is no number: jaxlib raises ValueError when its GPU "
-                "backend starts"
-            ), None
-        if not 0 < fraction <= 1:
-            return (
-                f"{variable}={text!r} is outside (0, 1]: JAX would reserve "
-                + ("no memory" if not fraction > 0 else "more memory than the GPU has")
-            ), None
+    problem = jax_value_problem(setting.variable, text)
+    if problem is None:
         return None, None
-    if text.lower() not in _ALLOCATORS:
-        known = ", ".join(f'"{name}"' for name in sorted(_ALLOCATORS))
-        return (
-            f"{ALLOCATOR}={text!r} is no allocator jaxlib knows ({known}): it raises "
-            "ValueError when its GPU backend starts"
-        ), None
-    return None, None
+    message, wanted = problem
+    fix = None
+    if wanted is not None and isinstance(setting.value, cst.SimpleString):
+        quoted = literals.spelled_like(setting.value, wanted)
+        fix = Fix(f'Set it to "{wanted}"', (fixes.replace(ctx, setting.value, quoted),))
+    return message, fix
 
 
 # -- TFM211: too late ----------------------------------------------------------------------------
@@ -151,7 +129,7 @@ def _set_after_start(ctx: FileContext, settings: Sequence[EnvSetting]) -> Iterat
     module = ctx.names.module_scope
     late = [s for s in settings if s.scope is module]
     # a notebook's `%env` lines, in the cells after the start
-    lines = list(env_lines(ctx.layout, VARIABLES))
+    lines = list(env_lines(ctx.layout, JAX_VARIABLES))
     if not late and not lines:
         return
     start = _first_start(ctx)
@@ -195,7 +173,10 @@ def _first_start(ctx: FileContext) -> CallSite | None:
 def _preallocation(ctx: FileContext, settings: Sequence[EnvSetting]) -> Iterator[Finding]:
     backend = keras_backend(ctx)
     anchor = _jax_import(ctx, backend)
-    if anchor is None or anchor.ancestry is None or entry_point(ctx) is None:
+    if anchor is None:
+        yield from _preallocation_through_the_project(ctx, settings, backend)
+        return
+    if anchor.ancestry is None or entry_point(ctx) is None:
         return
     if not _calls_jax(ctx, backend) or _configured(ctx, settings, anchor):
         return
@@ -238,7 +219,7 @@ def _configured(ctx: FileContext, settings: Sequence[EnvSetting], anchor: Bindin
     line, the configuration, or a project module imported before JAX that sets one."""
     if settings or not ctx.policy.jax_preallocate:
         return True
-    if any(env_lines(ctx.layout, VARIABLES)):
+    if any(env_lines(ctx.layout, JAX_VARIABLES)):
         return True
     project = ctx.names.project
     if project is None:
@@ -313,16 +294,83 @@ def _shares_the_gpu(ctx: FileContext, backend: KerasBackend) -> str | None:
     return None
 
 
+def _preallocation_through_the_project(
+    ctx: FileContext, settings: Sequence[EnvSetting], backend: KerasBackend
+) -> Iterator[Finding]:
+    """TFM208 where the entry reaches JAX only through a project module that imports it and
+    calls into it (`datasets.py` asks `jax.device_count()`), in a program that shares the GPU.
+    Reported at the entry's import of the project module it comes through, and fixed before
+    it. A setting of JAX's allocator or platform anywhere on the way counts as one: that module
+    may set it before JAX starts."""
+    project = ctx.names.project
+    if project is None or settings or any(env_lines(ctx.layout, JAX_VARIABLES)):
+        return
+    if not ctx.policy.jax_preallocate or entry_point(ctx) is None or _off_the_gpu(ctx):
+        return
+    through: tuple[Binding, str] | None = None
+    for binding, path in _project_imports(ctx):
+        for module in project.program_modules(path):
+            if project.mentions(module, _KEEPING_WORDS):
+                return
+            if through is None and project.mentions(module, JAX_WORDS):
+                tree = project.syntax_tree(module)
+                if tree is not None and _calls_into_jax(tree):
+                    through = binding, module
+    if through is None or through[0].ancestry is None:
+        return
+    shares = _shares_the_gpu(ctx, backend)
+    if shares is None:
+        return
+    binding, module = through
+    imported = ctx.code(binding.ancestry.node).strip()
+    message = (
+        "JAX reserves 75% of every GPU when its backend starts, and nothing sets its allocator "
+        f"before `{imported}`, through which the program reaches JAX "
+        f"(`{project.display(module)}`): {shares}"
+    )
+    yield ctx.finding(SHARED_GPU_PREALLOCATION, message, binding.ancestry.node, _fix(ctx, binding))
+
+
+def _project_imports(ctx: FileContext) -> Iterator[tuple[Binding, str]]:
+    """The module body's imports of the project's own modules, in order, each with its file."""
+    project = ctx.names.project
+    assert project is not None
+    for binding in ctx.names.module_body_imports():
+        qualified = binding.qualified or ""
+        path = project.module_of(qualified) if qualified else None
+        if path is not None:
+            yield binding, path
+
+
+def _calls_into_jax(tree: ast.Module) -> bool:
+    """Whether a project module imports JAX and calls into it (in any function: which of
+    them runs is not followed)."""
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name, qualified in imported_names(node):
+                if qualified.split(".")[0] in JAX_MODULES:
+                    bound.add(name)
+    if not bound:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            while isinstance(func, ast.Attribute):
+                func = func.value
+            if isinstance(func, ast.Name) and func.id in bound:
+                return True
+    return False
+
+
 def _tensorflow_through_the_project(ctx: FileContext) -> str | None:
     """The first project module the module body imports that imports TensorFlow itself, or a
     library that starts it (a dataset pipeline in `dataset.py`), as a path from the root."""
     project = ctx.names.project
     if project is None:
         return None
-    for binding in ctx.names.module_body_imports():
-        qualified = binding.qualified or ""
-        path = project.module_of(qualified) if qualified else None
-        if path is None or not project.mentions(path, (b"tensorflow",)):
+    for _, path in _project_imports(ctx):
+        if not project.mentions(path, (b"tensorflow",)):
             continue
         tree = project.syntax_tree(path)
         if tree is not None and _imports_tensorflow(tree):
@@ -349,9 +397,9 @@ def _imports_tensorflow(tree: ast.Module) -> bool:
 def _fix(ctx: FileContext, anchor: Binding) -> Fix | None:
     assert anchor.ancestry is not None
     if ctx.policy.fraction is None:
-        variable, value = PREALLOCATE, "false"
+        variable, value = JAX_PREALLOCATE, "false"
     else:
-        variable, value = MEM_FRACTION, repr(ctx.policy.fraction)
+        variable, value = JAX_MEM_FRACTION, repr(ctx.policy.fraction)
     edit = fixes.set_env_before(ctx, anchor, variable, value)
     return None if edit is None else Fix(f"Set {variable}={value} before JAX starts", (edit,))
 

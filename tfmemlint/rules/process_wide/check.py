@@ -11,10 +11,11 @@ import libcst as cst
 from tfmemlint import fixes
 from tfmemlint.model import Finding, Fix
 from tfmemlint.rules import literals
-from tfmemlint.rules.environment import MEANS_NO, MEANS_YES, EnvSetting
+from tfmemlint.rules.environment import EnvSetting
 from tfmemlint.rules.process_settings import FORCE_GROWTH, process_wide
 from tfmemlint.rules.process_wide import INVALID_FORCE_GROWTH
 from tfmemlint.rules.session_sites import fixes_only_configure_sessions
+from tfmemlint.rules.variables import growth_value_problem
 
 if TYPE_CHECKING:
     from tfmemlint.engine import FileContext
@@ -49,13 +50,12 @@ def check(ctx: FileContext) -> Iterator[Finding]:
             fix = Fix("Lower-case it: `.lower()`", (ctx.edit(end, end, ".lower()"),))
             yield ctx.finding(INVALID_FORCE_GROWTH, message, setting.value, fix)
             continue
-        if setting.variable != FORCE_GROWTH or text is None or text in ("true", "false"):
+        problem = None
+        if setting.variable == FORCE_GROWTH and text is not None:
+            problem = growth_value_problem(text)
+        if problem is None:
             continue
-        meant = text.strip().lower()
-        wanted = "true" if meant in MEANS_YES else "false" if meant in MEANS_NO else None
-        message = (
-            f'{FORCE_GROWTH}={text!r} is ignored: TensorFlow accepts exactly "true" or "false"'
-        )
+        message, wanted = problem
         fix = None
         if wanted is not None and isinstance(setting.value, cst.SimpleString):
             quoted = literals.spelled_like(setting.value, wanted)
