@@ -177,6 +177,30 @@ def test_fix_through_a_symlink_keeps_the_link(write, tmp_path: Path) -> None:
     assert "allow_growth=True" in target.read_text()
 
 
+def test_a_walk_neither_checks_nor_writes_a_link_out_of_the_project(tmp_path: Path) -> None:
+    """`--fix .` leaves a link whose target lies outside the project as it is, and its target
+    keeps every byte; `--verbose` names it. A link inside the project is checked once, and a
+    link named on the command line is followed, as black does."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / ".git").mkdir(parents=True)
+    elsewhere.mkdir()
+    victim = elsewhere / "victim.py"
+    victim.write_bytes(BARE.encode())
+    (project / "link.py").symlink_to(victim)
+    (project / "src").mkdir()
+    (project / "src" / "inner.py").write_text(BARE)
+    (project / "src" / "again.py").symlink_to(project / "src" / "inner.py")
+    done = run_cli("--no-cache", "--verbose", "--fix", ".", cwd=project / "src")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert victim.read_bytes() == BARE.encode()
+    assert "allow_growth=True" in (project / "src" / "inner.py").read_text()
+    done = run_cli("--no-cache", "--verbose", "--fix", ".", cwd=project)
+    assert f"Skipped link.py: it links to {victim}, outside the project" in done.stderr
+    assert victim.read_bytes() == BARE.encode()
+    assert run_cli("--no-cache", "--fix", "link.py", cwd=project).returncode == 0
+    assert "allow_growth=True" in victim.read_text()
+
+
 def test_read_only_file_is_reported_not_written(write) -> None:
     path = write("a.py", BARE)
     path.chmod(0o444)

@@ -256,8 +256,12 @@ def check(
         from tfmemlint.discovery import discover
 
         started = time.perf_counter()
-        items = list(discover(paths or (".",), exclusions))
+        outside: list[tuple[str, str]] = []
+        items = list(discover(paths or (".",), exclusions, outside))
         walked_s = time.perf_counter() - started
+        if verbose:
+            for link, target in outside:
+                click.echo(f"Skipped {link}: it links to {target}, outside the project", err=True)
         if not items:  # as ruff says it: checking nothing is no pass
             click.echo("warning: No Python files found under the given path(s)", err=True)
         if not no_cache:

@@ -4,8 +4,9 @@ Directories are walked for `*.py` and `*.ipynb`; hidden folders, virtualenvs, bu
 caches are skipped, and so are files git ignores. Those rules apply to what a walk finds below
 the paths given, as ruff applies them: a file or folder named explicitly is always checked,
 whatever its name, unless `--force-exclude` says otherwise. Symbolic links to files are
-followed (the target is what gets fixed); links to folders are not, so a link loop cannot trap
-the walk.
+followed (the target is what gets fixed) where the target lies in the walked folder's project,
+as black has it: a walk never checks, nor writes, a file outside it. Links to folders are not
+followed, so a link loop cannot trap the walk.
 """
 
 from __future__ import annotations
@@ -212,19 +213,45 @@ def _in_a_repository(root: str) -> bool:
     set). Asking git costs a process start, which a folder outside any repository is spared."""
     if os.environ.get("GIT_DIR"):
         return True
-    folder = os.path.abspath(root)
+    return _nearest_holding(os.path.abspath(root), (".git",)) is not None
+
+
+def _nearest_holding(folder: str, markers: Sequence[str]) -> str | None:
+    """`folder` or the nearest folder above it that holds one of `markers`; None if none does."""
     while True:
-        if os.path.exists(os.path.join(folder, ".git")):
-            return True
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in markers):
+            return folder
         parent = os.path.dirname(folder)
         if parent == folder:
-            return False
+            return None
         folder = parent
 
 
-def discover(paths: Iterable[str], exclusions: Exclusions | None = None) -> Iterator[str | Missing]:
+def project_root(folder: str) -> str:
+    """The real path of the project a walked folder lies in: the nearest folder at or above it
+    that holds `.git` or `.hg`; else the nearest that holds `pyproject.toml`, `setup.py` or
+    `setup.cfg`; else the folder itself."""
+    real = os.path.realpath(folder)
+    return (
+        _nearest_holding(real, (".git", ".hg"))
+        or _nearest_holding(real, ("pyproject.toml", "setup.py", "setup.cfg"))
+        or real
+    )
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(os.path.join(folder, ""))
+
+
+def discover(
+    paths: Iterable[str],
+    exclusions: Exclusions | None = None,
+    outside: list[tuple[str, str]] | None = None,
+) -> Iterator[str | Missing]:
     """Files to check, each once, in a stable order; a `Missing` for each path that isn't there.
-    Folders are walked with the exclusions; a file named explicitly is always checked."""
+    Folders are walked with the exclusions; a file named explicitly is always checked. A link
+    a walk finds whose target lies outside the walked folder's project is left out, and added
+    to `outside` as (the link, its target)."""
     exclusions = exclusions or Exclusions()
     seen: set[str] = set()
     paths = list(paths)
@@ -250,6 +277,12 @@ def discover(paths: Iterable[str], exclusions: Exclusions | None = None) -> Iter
                 (found, os.path.realpath(found) if linked else real_root + relative)
                 for found, relative, linked in walked
             ]
+            if any(linked for _, _, linked in walked):
+                project = project_root(root)
+                for found, real in candidates:
+                    if not _inside(real, project) and outside is not None:
+                        outside.append((found, real))
+                candidates = [(found, real) for found, real in candidates if _inside(real, project)]
         elif os.path.lexists(path):
             candidates = [(os.path.normpath(path), os.path.realpath(path))]
         else:
