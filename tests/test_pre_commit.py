@@ -72,6 +72,20 @@ def test_hooks_check_fix_and_pass(hook_repo: tuple[Path, dict[str, str]]) -> Non
     assert again.returncode == 0, again.stdout
 
 
+def test_the_hooks_take_launch_files(hook_repo: tuple[Path, dict[str, str]]) -> None:
+    """A Dockerfile, and a script known only by its `#!` line (identify tags it `shell`)."""
+    work, env = hook_repo
+    (work / "Dockerfile").write_text("FROM x\nENV TF_FORCE_GPU_ALLOW_GROWTH=1\n")
+    job = work / "job"
+    job.write_text("#!/bin/bash\nexport TF_FORCE_GPU_ALLOW_GROWTH=True\n")
+    job.chmod(0o755)
+    _git("add", "Dockerfile", "job", ".pre-commit-config.yaml", cwd=work)
+    fix = _pre_commit(work, env, "run", "tfmemlint-fix", "--files", "Dockerfile", "job")
+    assert fix.returncode == 1, fix.stdout + fix.stderr
+    assert (work / "Dockerfile").read_text() == "FROM x\nENV TF_FORCE_GPU_ALLOW_GROWTH=true\n"
+    assert job.read_text() == "#!/bin/bash\nexport TF_FORCE_GPU_ALLOW_GROWTH=true\n"
+
+
 def test_a_commit_without_python_files_passes(hook_repo: tuple[Path, dict[str, str]]) -> None:
     work, env = hook_repo
     installed = _pre_commit(work, env, "install")

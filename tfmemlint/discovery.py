@@ -1,12 +1,12 @@
 """Turns the paths a user gave into the files to check.
 
-Directories are walked for `*.py` and `*.ipynb`; hidden folders, virtualenvs, build output and
-caches are skipped, and so are files git ignores. Those rules apply to what a walk finds below
-the paths given, as ruff applies them: a file or folder named explicitly is always checked,
-whatever its name, unless `--force-exclude` says otherwise. Symbolic links to files are
-followed (the target is what gets fixed) where the target lies in the walked folder's project,
-as black has it: a walk never checks, nor writes, a file outside it. Links to folders are not
-followed, so a link loop cannot trap the walk.
+Directories are walked for `*.py`, `*.ipynb` and launch files (`launch.kind_of`); hidden
+folders, virtualenvs, build output and caches are skipped, and so are files git ignores. Those
+rules apply to what a walk finds below the paths given, as ruff applies them: a file or folder
+named explicitly is always checked, whatever its name, unless `--force-exclude` says
+otherwise. Symbolic links to files are followed (the target is what gets fixed) where the
+target lies in the walked folder's project, as black has it: a walk never checks, nor writes, a
+file outside it. Links to folders are not followed, so a link loop cannot trap the walk.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
+
+from tfmemlint.launch import kind_of
 
 if TYPE_CHECKING:
     from tfmemlint.config import FileConfig
@@ -133,7 +135,7 @@ def _walk(root: str, exclusions: Exclusions) -> list[tuple[str, str, bool]]:
                     relative = folder + name
                     if not entry.is_symlink() and not exclusions.skip_dir(prefix + relative, name):
                         subfolders.append(relative + os.sep)
-                elif name.endswith(_SUFFIXES):
+                elif name.endswith(_SUFFIXES) or kind_of(name) is not None:
                     relative = folder + name
                     if skip_file is None or not skip_file(prefix + relative):
                         files.append((prefix + relative, relative, entry.is_symlink()))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from tfmemlint.launch import kind_of
 from tfmemlint.model import FILE, Edit, FileResult, Finding, Layout, Location, Rule
 from tfmemlint.prefilter import (
     first_stage,
@@ -91,6 +92,8 @@ def check_file(
 ) -> FileResult:
     """Check one file, and under "fix" write it. `raw`: its bytes, when the caller read them.
     `index`: the run's project index (one of this file's own, if not given)."""
+    if kind_of(filename, (raw or b"")[:64]) is not None:
+        return _check_launch_file(filename, settings, mode, verbose, raw)
     project = (index or new_project_index(settings.config_root)).resolver(filename)
     result = _check_file(filename, settings, mode, verbose, raw, project)
     result.depends_on = project.dependencies()
@@ -136,6 +139,67 @@ def _check_file(
     return result
 
 
+def _check_launch_file(
+    filename: str, settings: Settings, mode: Mode, verbose: bool, raw: bytes | None
+) -> FileResult:
+    """A launch file (a Dockerfile, a Compose file, a script): checked, and under "fix"
+    written, as a Python file is; it is UTF-8, as the tools that read it want."""
+    try:
+        if raw is None:
+            raw = read_file(filename)
+    except OSError as exc:
+        message = f"Cannot read file: {exc.strerror or exc}"
+        return FileResult(filename, [diagnostic(filename, READ_ERROR, message)])
+    result, _ = check_launch_bytes(filename, raw, settings, mode, verbose)
+    if mode != "fix" or result.fixed_text is None:
+        return result
+    try:
+        write_atomically(filename, result.fixed_text.encode("utf-8"), expected_old=raw)
+    except OSError as exc:
+        result.findings.append(diagnostic(filename, WRITE_FAILED, f"Fix not written: {exc}"))
+        result.original = result.fixed_text = None
+        result.fixed = 0
+    return result
+
+
+def check_launch_bytes(
+    filename: str, raw: bytes, settings: Settings, mode: Mode, verbose: bool = False
+) -> tuple[FileResult, bytes]:
+    """Check (and with "fix" or "diff", fix in memory) a launch file's bytes: its result, and
+    the bytes to hand back, fixed or as they came. Nothing is written."""
+    from tfmemlint.prefilter import launch_file_may_have_findings
+
+    result = FileResult(filename)
+    if not launch_file_may_have_findings(raw, settings.selected):
+        return result, raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        row = raw.count(b"\n", 0, exc.start) + 1
+        message = f"The file is not UTF-8 (byte {exc.start}); it was not checked"
+        result.findings.append(diagnostic(filename, INVALID_ENCODING, message, row))
+        return result, raw
+    from tfmemlint.launch_check import fix_launch, lint_launch
+
+    kind = kind_of(filename, raw[:64])
+    assert kind is not None
+    try:
+        if mode == "check":
+            result.findings, result.text = lint_launch(filename, kind, text, settings), text
+            return result, raw
+        fixed_text, fixed, remaining = fix_launch(filename, kind, text, settings)
+    except Exception:  # one file's failure must not stop the run
+        result.findings.append(_internal_error(filename, verbose))
+        result.internal_error = True
+        return result, raw
+    result.findings = remaining
+    result.text = fixed_text if mode == "fix" else text
+    if fixed_text == text:
+        return result, raw
+    result.original, result.fixed_text, result.fixed = text, fixed_text, fixed
+    return result, fixed_text.encode("utf-8")
+
+
 def check_stdin(
     name: str,
     raw: bytes,
@@ -150,6 +214,9 @@ def check_stdin(
     at cells unless `in_cells` is False: then their rows (and their fixes') are those of the
     module of its code cells (`Notebook.module`). Nothing is written."""
     settings = settings.for_file(name)
+    if kind_of(name, raw[:64]) is not None:
+        result, fixed = check_launch_bytes(name, raw, settings, mode, verbose)
+        return result, (fixed if mode == "fix" else raw)
     project = new_project_index(settings.config_root).resolver(name)
     if name.endswith(".ipynb"):
         # "diff" fixes in memory as "fix" does, and never writes.
@@ -392,16 +459,8 @@ def check_bytes(
     except cst.ParserSyntaxError as exc:
         result.findings.append(_syntax_error(filename, source.text, exc))
         return result, source
-    except Exception as exc:  # one file's failure must not stop the run
-        if verbose:
-            import traceback
-
-            detail = traceback.format_exc()
-        else:
-            detail = f"{type(exc).__name__}: {exc}"
-        result.findings.append(
-            diagnostic(filename, INTERNAL_ERROR, f"Internal error; file left unchanged. {detail}")
-        )
+    except Exception:  # one file's failure must not stop the run
+        result.findings.append(_internal_error(filename, verbose))
         result.internal_error = True
         return result, source
 
@@ -411,6 +470,20 @@ def check_bytes(
         result.original, result.fixed_text = source.text, fixed_text
         result.fixed = fixed
     return result, source
+
+
+def _internal_error(filename: str, verbose: bool) -> Finding:
+    """The finding for the exception being handled: its traceback under --verbose."""
+    import sys
+    import traceback
+
+    if verbose:
+        detail = traceback.format_exc()
+    else:
+        exc = sys.exc_info()[1]
+        detail = f"{type(exc).__name__}: {exc}"
+    message = f"Internal error; file left unchanged. {detail}"
+    return diagnostic(filename, INTERNAL_ERROR, message)
 
 
 def read_file(path: str) -> bytes:

@@ -74,6 +74,8 @@ class RuleDoc(NamedTuple):
     fix_safety: str
     # What recovery (statements that do not parse, set aside; see tfmemlint.recovery) means here.
     recovery: str = ""
+    # The language of the example and its fix, for their code blocks.
+    language: str = "python"
 
 
 Level = Literal["error", "warning", "info"]

@@ -16,7 +16,7 @@ from functools import lru_cache
 from types import CodeType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from tfmemlint.rules import FAMILIES
+from tfmemlint.rules import FAMILIES, LAUNCH_FAMILIES
 from tfmemlint.rules.family import TENSORFLOW_MODULES, RuleFamily, holds_a_trigger, load
 from tfmemlint.rules.jax_allocator import SHARED_GPU_PREALLOCATION
 from tfmemlint.rules.programs import JAX_WORDS
@@ -58,6 +58,16 @@ def _conditions(selected: frozenset[str]) -> tuple[Condition, ...]:
         triggers = tuple((tuple(sorted(words)), inert) for inert, words in groups)
         conditions.append((modules, triggers))
     return tuple(conditions)
+
+
+def launch_file_may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:
+    """The pre-filter of a launch file (a Dockerfile, a Compose file, a script): it holds one of
+    the words of a selected launch family, or it is never decoded or read."""
+    return any(
+        holds_a_trigger(raw, family.triggers, family.inert)
+        for family in LAUNCH_FAMILIES
+        if any(rule.code in selected for rule in family.rules)
+    )
 
 
 def may_have_findings(raw: bytes, selected: frozenset[str]) -> bool:

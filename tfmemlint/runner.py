@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from tfmemlint.discovery import Exclusions, Missing, discover
 from tfmemlint.file_check import Mode, check_file, diagnostic, new_project_index, read_file
+from tfmemlint.launch import kind_of
 from tfmemlint.model import FileResult
-from tfmemlint.prefilter import first_stage
+from tfmemlint.prefilter import first_stage, launch_file_may_have_findings
 from tfmemlint.rules.file_errors import READ_ERROR
 from tfmemlint.settings import Settings
 from tfmemlint.source import SourceError, SourceText
@@ -185,7 +186,11 @@ class Run:
             asked.append(self.index().resolver(item))
             return asked[0]
 
-        if not first_stage(raw, file_settings.selected, resolver):
+        if kind_of(item, raw[:64]) is not None:
+            passes = launch_file_may_have_findings(raw, file_settings.selected)
+        else:
+            passes = bool(first_stage(raw, file_settings.selected, resolver))
+        if not passes:
             self.stats.filtered_out += 1
             if self.cache is not None:
                 read = asked[0].dependencies() if asked else ()

@@ -59,7 +59,12 @@ def _comments_by_row(text: str) -> dict[int, str]:
 def unsuppressed(findings: list[Finding], lines: LineIndex) -> list[Finding]:
     if not findings or not DIRECTIVE.search(lines.text):
         return findings  # no directive anywhere: spare tokenizing the whole file
-    comments = _comments_by_row(lines.text)
+    return unsuppressed_by(findings, _comments_by_row(lines.text))
+
+
+def unsuppressed_by(findings: list[Finding], comments: dict[int, str]) -> list[Finding]:
+    """The findings that no comment silences, given each row's comment (a launch file's reader
+    says which comment counts for which row)."""
     kept = []
     for finding in findings:
         rows = {finding.location.row, finding.end_location.row}

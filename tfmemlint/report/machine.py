@@ -99,8 +99,8 @@ def sarif_document(results: Sequence[FileResult]) -> dict[str, Any]:
                 "text": f"{rule.doc.why}\n\nFix: {rule.doc.fix_safety}",
                 "markdown": (
                     f"{rule.doc.what_it_does}\n\n**Why it matters.** {rule.doc.why}\n\n"
-                    f"**Example.**\n\n```python\n{rule.doc.example}\n```\n\n"
-                    f"**Use instead.**\n\n```python\n{rule.doc.use_instead}\n```\n\n"
+                    f"**Example.**\n\n```{rule.doc.language}\n{rule.doc.example}\n```\n\n"
+                    f"**Use instead.**\n\n```{rule.doc.language}\n{rule.doc.use_instead}\n```\n\n"
                     f"**Fix safety.** {rule.doc.fix_safety}\n\n"
                     f"**In files that need recovery.** {rule.doc.recovery}"
                 ),

@@ -25,18 +25,30 @@ FAMILY_FOLDERS = (
 )
 
 
-def _families() -> tuple[RuleFamily, ...]:
+# The families that read launch files (Dockerfiles, Compose, Kubernetes, shell, `.env`): their
+# checkers take a `launch.context.LaunchContext`, never a Python file.
+LAUNCH_FAMILY_FOLDERS = (
+    "launch_values",
+    "lookalike_variables",
+    "settings_never_arrive",
+    "tf_serving",
+)
+
+
+def _families(folders: tuple[str, ...]) -> tuple[RuleFamily, ...]:
     """Each folder's `FAMILY`: its rule pages and where its logic is (imported only for files
     that pass the pre-filter)."""
-    return tuple(
-        importlib.import_module(f"{__name__}.{folder}").FAMILY for folder in FAMILY_FOLDERS
-    )
+    return tuple(importlib.import_module(f"{__name__}.{folder}").FAMILY for folder in folders)
 
 
-FAMILIES = _families()
+FAMILIES = _families(FAMILY_FOLDERS)
+LAUNCH_FAMILIES = _families(LAUNCH_FAMILY_FOLDERS)
 # In the order of their codes (a family's rules need not be neighbours: TFM206 is Keras's).
 ALL_RULES: tuple[Rule, ...] = tuple(
-    sorted((rule for family in FAMILIES for rule in family.rules), key=lambda rule: rule.code)
+    sorted(
+        (rule for family in (*FAMILIES, *LAUNCH_FAMILIES) for rule in family.rules),
+        key=lambda rule: rule.code,
+    )
 )
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}
 

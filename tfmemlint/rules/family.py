@@ -35,6 +35,13 @@ RECOVERED_FIX = (
 )
 
 
+# On the page of every launch-file rule: what happens to a file its reader cannot read.
+LAUNCH_RECOVERY = (
+    "A launch file its reader cannot read (YAML that does not parse) gets one TFM902 finding "
+    "that says where, and no other; nothing in it is fixed."
+)
+
+
 class RuleFamily(NamedTuple):
     rules: tuple[Rule, ...]
     # Byte strings of which a file must contain at least one before this family can find anything.

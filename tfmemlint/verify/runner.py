@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tfmemlint.discovery import Missing, discover
+from tfmemlint.launch import kind_of
 from tfmemlint.verify import process
 from tfmemlint.verify.sampler import NO_GPU, Gpu, PeakSampler
 from tfmemlint.verify.verdict import decide
@@ -238,8 +239,8 @@ def plan(paths: Sequence[str], baseline: str | None) -> Iterator[Pair | Missing]
             if isinstance(item, Missing):
                 yield item
                 continue
-            if item != root and is_package_module(item):
-                continue
+            if (item != root and is_package_module(item)) or kind_of(item) is not None:
+                continue  # a package's module, or a launch file: no script to run
             counterpart = None
             if baseline is not None:
                 if os.path.isfile(baseline):
