@@ -10,6 +10,8 @@
 - With --table: one 1.6 MB module, a 50,000-row literal table and one bare session.
 - `generate_notebooks`: TF1-era course notebooks, in nbformat 3 (IPython 2) or 4 (bench/run.py's
   `notebooks` case).
+- `generate_launch_files`: Dockerfiles, Compose files, Kubernetes manifests, Slurm scripts and
+  `.env` files that name the variables the launch-file rules read (bench/run.py's `launch`).
 
 Usage: python bench/generate.py OUT_DIR [--files N] [--seed S] [--session-share F] [--bare]
                                         [--python2 [--tabs]]
@@ -205,6 +207,80 @@ def generate_notebooks(out: Path, count: int, seed: int, nbformat: int = 4) -> N
             document = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
             text = json.dumps(document, indent=1) + "\n"
         (out / f"lesson{index:04d}.ipynb").write_text(text)
+
+
+_DOCKERFILE = """FROM tensorflow/tensorflow:2.21.0-gpu
+ARG GROWTH={growth}
+ENV TF_FORCE_GPU_ALLOW_GROWTH=$GROWTH \\
+    PYTHONUNBUFFERED=1
+COPY . /app
+CMD ["python", "/app/train_{index}.py"]
+"""
+_COMPOSE = """services:
+  serving:
+    image: tensorflow/serving:latest-gpu
+    ports:
+      - "{port}:8501"
+    environment:
+      MODEL_NAME: model_{index}
+  trainer:
+    build: .
+    environment:
+      - XLA_PYTHON_CLIENT_PREALLOCATE={preallocate}
+      - TF_FORCE_GPU_ALLOW_GROWTH=true
+    command: python train_{index}.py
+"""
+_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api-{index}
+spec:
+  template:
+    spec:
+      containers:
+        - name: api
+          image: registry.example.com/api:{index}
+          env:
+            - name: TF_FORCE_GPU_ALLOW_GROWTH
+              value: {growth}
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+"""
+_SBATCH = """#!/bin/bash
+#SBATCH --gres=gpu:1
+#SBATCH --time=04:00:00
+module load cuda
+export XLA_PYTHON_CLIENT_PREALLOCATE={preallocate}
+export TF_FORCE_GPU_ALLOW_GROWTH={growth}
+srun python train_{index}.py --steps 1000
+"""
+_ENV = "TF_FORCE_GPU_ALLOW_GROWTH={growth}\nTF_CPP_MIN_LOG_LEVEL=2\n"
+
+
+def generate_launch_files(out: Path, count: int, seed: int) -> None:
+    """Launch files that name the variables the launch-file rules read, one kind in turn:
+    Dockerfiles, Compose files, Kubernetes manifests, Slurm scripts and `.env` files, about a
+    third of them with a value TensorFlow or JAX misreads."""
+    chance = random.Random(seed)
+    kinds = (
+        ("Dockerfile.{index}", _DOCKERFILE),
+        ("compose-{index}.yaml", _COMPOSE),
+        ("deployment-{index}.yaml", _DEPLOYMENT),
+        ("train-{index}.sbatch", _SBATCH),
+        ("gpu-{index}.env", _ENV),
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    for index in range(count):
+        name, template = kinds[index % len(kinds)]
+        wrong = chance.random() < 0.3
+        values = {
+            "index": index,
+            "port": 8000 + index,
+            "growth": "1" if wrong else '"true"' if "kind:" in template else "true",
+            "preallocate": "no" if wrong else "false",
+        }
+        (out / name.format(index=index)).write_text(template.format(**values))
 
 
 def generate_table(path: Path, rows: int = 50_000) -> None:

@@ -20,6 +20,9 @@ alike. ruff's ratios stay beside them as the outside anchor. Reports medians, ne
               indentation as Python 2 does)                                   (<= 1.2 x)
   notebooks   tfmemlint check --no-cache on generated TF1-era course notebooks in nbformat 3
               vs  the same notebooks in nbformat 4 (reading IPython 2's layout)  (<= 1.1 x)
+  launch      tfmemlint check --no-cache on 500 generated launch files (Dockerfiles, Compose,
+              Kubernetes, Slurm, .env)  vs  reading them all and composing the YAML ones with
+              PyYAML in one process                                            (<= 2.0 x)
 
 Cold, warm and fix also show the design's own floors, the least that tfmemlint's design needs:
 libcst parsing over all CPUs (cold), a stat cache looked up per file (warm), and each fixed
@@ -44,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate import generate, generate_notebooks, generate_table
+from generate import generate, generate_launch_files, generate_notebooks, generate_table
 
 PYTHON = sys.executable
 
@@ -347,6 +350,27 @@ def notebooks(rounds: int, scratch: Path, count: int) -> dict:
     return _ratio("notebooks", *_side_by_side(ours, theirs, rounds), 1.1, "the same in nbformat 4")
 
 
+_LAUNCH_FLOOR = """
+import os, sys, yaml
+for name in sorted(os.listdir(sys.argv[1])):
+    with open(os.path.join(sys.argv[1], name), "rb") as file:
+        raw = file.read()
+    if name.endswith(".yaml"):
+        list(yaml.compose_all(raw.decode(), Loader=yaml.SafeLoader))
+"""
+
+
+def launch(rounds: int, scratch: Path, count: int) -> dict:
+    """Launch files: a cold check of a folder of them (each names a variable the launch-file
+    rules read), against one process that reads them all and composes the YAML ones with
+    PyYAML, the parser the YAML reader uses."""
+    folder = scratch / "launch-files"
+    generate_launch_files(folder, count, seed=11)
+    ours = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(folder)]
+    floor = [PYTHON, "-c", _LAUNCH_FLOOR, str(folder)]
+    return _ratio("launch", *_side_by_side(ours, floor, rounds), 2.0, "floor: read + PyYAML")
+
+
 def table(rounds: int, scratch: Path, rows: int) -> dict:
     source, work = scratch / "table-source.py", scratch / "table.py"
     generate_table(source, rows)
@@ -379,6 +403,7 @@ BENCHES = (
     "python2",
     "tabs",
     "notebooks",
+    "launch",
 )
 
 
@@ -405,6 +430,8 @@ def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: boo
                 results.append(tabs(rounds, scratch, 50 if small else 1000))
             elif name == "notebooks":
                 results.append(notebooks(rounds, scratch, 20 if small else 300))
+            elif name == "launch":
+                results.append(launch(rounds, scratch, 25 if small else 500))
     return results
 
 

@@ -373,3 +373,11 @@ def test_an_environment_added_to_a_file_without_a_last_line_break(tmp_path: Path
     assert yaml.safe_load(compose.read_text())["services"]["s"]["environment"] == {
         "TF_FORCE_GPU_ALLOW_GROWTH": "true"
     }
+
+
+def test_launch_files_are_read_in_the_main_process(tmp_path: Path) -> None:
+    """Their readers cost less than a worker's start: a folder of them starts no pool."""
+    for index in range(20):
+        (tmp_path / f"job{index}.sh").write_text("export TF_FORCE_GPU_ALLOW_GROWTH=1\n")
+    done = run_cli("--no-cache", "--isolated", "--verbose", "-j", "2", str(tmp_path))
+    assert "parsed (in this process)                20 files" in done.stderr, done.stderr

@@ -67,6 +67,9 @@ class _Pending(NamedTuple):
     raw: bytes | None
     stat: os.stat_result | None
     read_ns: int = 0
+    # A launch file: read in this process, never by a worker (its readers cost less than
+    # handing it over, and a pool's start more than a thousand of them).
+    launch: bool = False
 
 
 class Run:
@@ -95,6 +98,7 @@ class Run:
         self._futures: dict[int, Future[FileResult]] = {}
         self._pool_broken = False
         self._slots: list[FileResult | _Pending] = []
+        self._python = 0  # the Python files and notebooks among them that need parsing
         started = time.perf_counter()
         try:
             for item in items:
@@ -102,7 +106,9 @@ class Run:
                 self._slots.append(slot)
                 if isinstance(slot, _Pending):
                     self.stats.parsed += 1
-                    self._hand_over(len(self._slots) - 1, len(items))
+                    if not slot.launch:
+                        self._python += 1
+                        self._hand_over(len(self._slots) - 1, len(items))
         except BaseException:
             self._stop_pool()
             raise
@@ -115,14 +121,18 @@ class Run:
         if self._pool_broken:
             return
         if self._pool is None:
-            if self._jobs < 2 or self.stats.parsed < MIN_FILES_FOR_WORKERS:
+            if self._jobs < 2 or self._python < MIN_FILES_FOR_WORKERS:
                 return
             # Enough workers for every file that may still need parsing: fork makes them all
             # now, and an idle one costs little (it imports libcst only for its first file).
-            at_most = self.stats.parsed + total - len(self._slots)
+            at_most = self._python + total - len(self._slots)
             self.stats.workers = min(self._jobs, at_most // (MIN_FILES_FOR_WORKERS // 2))
             self._pool = _start_pool(self.stats.workers, self._config_root)
-            waiting = [i for i, slot in enumerate(self._slots) if isinstance(slot, _Pending)]
+            waiting = [
+                i
+                for i, slot in enumerate(self._slots)
+                if isinstance(slot, _Pending) and not slot.launch
+            ]
         else:
             waiting = [index]
         from concurrent.futures.process import BrokenProcessPool
@@ -186,7 +196,8 @@ class Run:
             asked.append(self.index().resolver(item))
             return asked[0]
 
-        if kind_of(item, raw[:64]) is not None:
+        launch = kind_of(item, raw[:64]) is not None
+        if launch:
             passes = launch_file_may_have_findings(raw, file_settings.selected)
         else:
             passes = bool(first_stage(raw, file_settings.selected, resolver))
@@ -196,7 +207,7 @@ class Run:
                 read = asked[0].dependencies() if asked else ()
                 self.cache.store(item, file_settings, stat, raw, [], read_ns, read)
             return FileResult(item)
-        return _Pending(item, file_settings, raw, stat, read_ns)
+        return _Pending(item, file_settings, raw, stat, read_ns, launch)
 
     def __iter__(self) -> Iterator[FileResult]:
         started = time.perf_counter()

@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from tfmemlint.launch.model import LaunchError, LaunchFile
+if TYPE_CHECKING:  # the model costs a start-up that a walk, which only names kinds, is spared
+    from tfmemlint.launch.model import LaunchFile
 
 KINDS = ("dockerfile", "yaml", "shell", "dotenv")
 _SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
@@ -44,7 +46,8 @@ def kind_of(path: str, head: bytes = b"") -> str | None:
 
 
 def read(kind: str, text: str) -> LaunchFile:
-    """The launch file `text` holds, read as `kind`; LaunchError where it cannot be read."""
+    """The launch file `text` holds, read as `kind`; `model.LaunchError` where it cannot be
+    read."""
     return _reader(kind)(text)
 
 
@@ -62,4 +65,4 @@ def _reader(kind: str) -> Callable[[str], LaunchFile]:
     return read_shell if kind == "shell" else read_dotenv
 
 
-__all__ = ["KINDS", "LaunchError", "LaunchFile", "kind_of", "read"]
+__all__ = ["KINDS", "kind_of", "read"]
