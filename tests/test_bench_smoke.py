@@ -56,8 +56,9 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         "python2",
         "tabs",
         "notebooks",
+        "launch",
     ]
-    for name in ("cold", "warm", "pre-commit", "fix", "python2", "tabs", "notebooks"):
+    for name in ("cold", "warm", "pre-commit", "fix", "python2", "tabs", "notebooks", "launch"):
         assert results[name]["unit"] == "x" and results[name]["value"] > 0
         assert results[name]["tfmemlint_s"] > 0 and results[name]["yardstick_s"] > 0
     assert list(results["cold"]["floors"]) == [
@@ -82,6 +83,7 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         "python2": 1.5,
         "tabs": 1.2,
         "notebooks": 1.1,
+        "launch": 2.0,
     }
     for name in ("cold", "warm", "fix"):
         assert all(f["s"] > 0 and f["ratio"] > 0 for f in results[name]["floors"].values())

@@ -17,12 +17,12 @@ import yaml
 from dockerfile_parse import DockerfileParser
 
 from tests.conftest import FIXTURES, run_cli
-from tfmemlint.launch import kind_of, read
+from tfmemlint.launch import kind_of, read_launch_text
 from tfmemlint.launch.model import LaunchError
 
 BEFORE = FIXTURES / "launch" / "before"
 AFTER = FIXTURES / "launch" / "after"
-NAMES = sorted(p.name for p in BEFORE.iterdir())
+NAMES = sorted(p.relative_to(BEFORE).as_posix() for p in BEFORE.rglob("*") if p.is_file())
 
 
 def _json(*args: str, cwd: Path | None = None) -> list[dict]:
@@ -43,8 +43,8 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 # -- the fixtures --------------------------------------------------------------------------------
 def test_every_launch_fixture_has_its_pair_and_each_kind_is_there() -> None:
-    assert sorted(p.name for p in AFTER.iterdir()) == NAMES
-    assert {kind_of(name) for name in NAMES} == {"dockerfile", "yaml", "shell", "dotenv"}
+    assert sorted(p.relative_to(AFTER).as_posix() for p in AFTER.rglob("*") if p.is_file()) == NAMES
+    assert {kind_of(name) for name in NAMES} == {"dockerfile", "yaml", "shell", "dotenv", None}
 
 
 def test_the_fixtures_are_fixed_as_after_shows_and_a_second_fix_changes_nothing(
@@ -65,8 +65,8 @@ def test_the_fixtures_are_fixed_as_after_shows_and_a_second_fix_changes_nothing(
 def test_each_rule_is_found_in_the_fixtures_and_only_the_unfixable_ones_stay() -> None:
     before = {(Path(f["filename"]).name, f["code"]) for f in _json(str(BEFORE))}
     codes = {code for _, code in before}
-    assert codes == {f"TFM5{n:02}" for n in (1, 2, 3, 4, 5, 6, 11, 12, 13, 14)}
-    assert not any(name == "configured.Dockerfile" for name, _ in before)
+    assert codes == {"TFM205", *(f"TFM5{n:02}" for n in (1, 2, 3, 4, 5, 6, 11, 12, 13, 14))}
+    assert not any(name in ("configured.Dockerfile", "train.py") for name, _ in before)
     after = sorted((Path(f["filename"]).name, f["code"], f["fix"]) for f in _json(str(AFTER)))
     assert after == [
         ("Dockerfile", "TFM504", None),
@@ -77,6 +77,7 @@ def test_each_rule_is_found_in_the_fixtures_and_only_the_unfixable_ones_stay() -
         ("serving-compose.yaml", "TFM512", None),
         ("serving-compose.yaml", "TFM513", None),
     ]
+    assert ("export.py", "TFM205") in before  # the project's other program: run by hand
 
 
 def test_the_fixed_files_read_as_meant() -> None:
@@ -123,7 +124,7 @@ ENV I=$GROWTH
 
 
 def test_the_dockerfile_reader_agrees_with_dockerfile_parse() -> None:
-    launch = read("dockerfile", DOCKERFILE)
+    launch = read_launch_text("dockerfile", DOCKERFILE)
     ours = {s.variable: s.value for s in launch.settings}
     first_stage = DOCKERFILE.split("FROM base")[0]  # dockerfile-parse tells the last stage's
     theirs = DockerfileParser(fileobj=io.BytesIO(first_stage.encode())).envs
@@ -238,7 +239,7 @@ def test_a_file_that_does_not_read_is_one_finding_and_the_run_goes_on(tmp_path: 
     assert found[0]["message"].startswith("Not checked: YAML does not parse:")
     assert "\n" not in found[0]["message"]
     with pytest.raises(LaunchError):
-        read("yaml", "a: [b\n")
+        read_launch_text("yaml", "a: [b\n")
 
 
 def test_lookalikes_are_only_names_nobody_reads(tmp_path: Path) -> None:
@@ -381,3 +382,109 @@ def test_launch_files_are_read_in_the_main_process(tmp_path: Path) -> None:
         (tmp_path / f"job{index}.sh").write_text("export TF_FORCE_GPU_ALLOW_GROWTH=1\n")
     done = run_cli("--no-cache", "--isolated", "--verbose", "-j", "2", str(tmp_path))
     assert "parsed (in this process)                20 files" in done.stderr, done.stderr
+
+
+# -- launch environments count for the programs they run --------------------------------------------
+TRAIN = (
+    "import tensorflow as tf\n\n\nif __name__ == '__main__':\n"
+    "    tf.keras.Sequential([tf.keras.layers.Dense(1)]).predict(tf.ones((1, 2)))\n"
+)
+JAX_AND_TF = (
+    "import jax\nimport tensorflow_datasets as tfds\n\n\nif __name__ == '__main__':\n"
+    "    tfds.load('mnist')\n    print(jax.numpy.zeros(3))\n"
+)
+
+
+def _program_project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / ".git").mkdir()
+    for name, text in {"src/train.py": TRAIN, "eval.py": TRAIN, **files}.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def _programs_found(root: Path, *args: str) -> list[tuple[str, str]]:
+    done = run_cli(
+        "--no-cache", "--output-format", "json", "--select", "TFM2", *args, ".", cwd=root
+    )
+    return sorted(
+        (Path(f["filename"]).resolve().relative_to(root.resolve()).as_posix(), f["code"])
+        for f in json.loads(done.stdout)
+    )
+
+
+def test_a_dockerfile_that_runs_a_program_with_growth_configures_it(tmp_path: Path) -> None:
+    """Found through WORKDIR and COPY as the image lays the project out; `--show-launched`
+    reports it all the same, naming the Dockerfile."""
+    dockerfile = """\
+        FROM tensorflow/tensorflow:2.21.0-gpu
+        WORKDIR /app
+        COPY src/ ./src/
+        ENV TF_FORCE_GPU_ALLOW_GROWTH=true
+        CMD ["python", "-u", "src/train.py"]
+        """
+    root = _program_project(tmp_path, {"Dockerfile": dockerfile})
+    assert _programs_found(root) == [("eval.py", "TFM205")]
+    shown = run_cli("--no-cache", "--show-launched", "--output-format", "json", ".", cwd=root)
+    [train] = [f for f in json.loads(shown.stdout) if f["filename"].endswith("train.py")]
+    assert train["message"].endswith(
+        "(`Dockerfile` runs it with its GPU memory set up; this holds where it runs without "
+        "that file)"
+    )
+    (root / "Dockerfile").write_text(textwrap.dedent(dockerfile).replace("=true", "=1"))
+    assert _programs_found(root) == [("eval.py", "TFM205"), ("src/train.py", "TFM205")]
+
+
+def test_a_slurm_script_in_the_scripts_folder_configures_what_it_runs(tmp_path: Path) -> None:
+    job = "#!/bin/bash\n#SBATCH --gres=gpu:1\nexport TF_FORCE_GPU_ALLOW_GROWTH=true\nsrun python eval.py\n"
+    root = _program_project(tmp_path, {"scripts/eval.sbatch": job})
+    assert _programs_found(root) == [("src/train.py", "TFM205")]
+    # another launcher that runs it without the setting: no longer configured everywhere
+    (root / "run.sh").write_text("#!/bin/bash\npython eval.py\n")
+    assert _programs_found(root) == [("eval.py", "TFM205"), ("src/train.py", "TFM205")]
+
+
+def test_compose_configures_jax_for_the_program_its_service_runs(tmp_path: Path) -> None:
+    compose = """\
+        services:
+          trainer:
+            build: .
+            volumes:
+              - .:/workspace
+            working_dir: /workspace
+            environment:
+              XLA_PYTHON_CLIENT_PREALLOCATE: "false"
+            command: python jax_train.py
+        """
+    root = _program_project(tmp_path, {"jax_train.py": JAX_AND_TF, "compose.yaml": compose})
+    found = _programs_found(root)
+    assert ("jax_train.py", "TFM208") not in found
+    assert ("jax_train.py", "TFM207") in found  # TensorFlow's side is not set up by it
+
+
+def test_a_launch_environment_of_the_configuration_counts_for_every_program(
+    tmp_path: Path,
+) -> None:
+    image = 'FROM jupyter/tensorflow-notebook\nENV TF_FORCE_GPU_ALLOW_GROWTH=true\nCMD ["start-notebook.sh"]\n'
+    root = _program_project(
+        tmp_path,
+        {
+            "docker/Dockerfile": image,
+            "pyproject.toml": '[tool.tfmemlint]\nlaunch-environment = ["docker/Dockerfile"]\n',
+        },
+    )
+    assert _programs_found(root) == []
+    assert len(_programs_found(root, "--show-launched")) == 2
+
+
+def test_a_launcher_added_later_is_seen_by_a_cached_run(tmp_path: Path) -> None:
+    root = _program_project(tmp_path, {})
+    cached = ["--output-format", "json", "--select", "TFM205", "."]
+    assert len(json.loads(run_cli(*cached, cwd=root).stdout)) == 2
+    (root / "notes.md").write_text("a file that launches nothing\n")
+    again = run_cli("--verbose", *cached, cwd=root)
+    assert "served from the cache                    2 files" in again.stderr, again.stderr
+    (root / "run.sh").write_text("export TF_FORCE_GPU_ALLOW_GROWTH=true\npython eval.py\n")
+    [left] = json.loads(run_cli(*cached, cwd=root).stdout)
+    assert left["filename"].endswith("src/train.py")

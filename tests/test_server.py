@@ -139,6 +139,21 @@ async def test_a_file_without_trigger_words_gets_no_diagnostics(
     assert await settled(client, uri, lambda d: True) == []
 
 
+async def test_a_launch_file_gets_diagnostics_and_its_quick_fix(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    text = "FROM tensorflow/tensorflow:latest-gpu\nENV TF_FORCE_GPU_ALLOW_GROWTH=1\n"
+    uri = open_file(client, tmp_path / "Dockerfile", text)
+    (found,) = await settled(client, uri, bool)
+    assert found.code == "TFM501"
+    assert found.range.start == types.Position(1, 0)
+    quick = [types.CodeActionKind.QuickFix]
+    [action] = await actions(client, uri, found.range, quick, [found])  # no `# noqa` offered
+    assert action.edit is not None and action.edit.changes is not None
+    fixed = apply(text, action.edit.changes[uri])
+    assert fixed == "FROM tensorflow/tensorflow:latest-gpu\nENV TF_FORCE_GPU_ALLOW_GROWTH=true\n"
+
+
 async def test_a_quick_fix_applied_lints_clean(client: LanguageClient, tmp_path: Path) -> None:
     uri = open_file(client, tmp_path / "train.py", SESSION)
     (found,) = await settled(client, uri, bool)

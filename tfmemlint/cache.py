@@ -32,6 +32,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from stat import S_ISDIR
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tfmemlint import __version__
@@ -398,8 +399,13 @@ def _unchanged(dependency: list[Any]) -> bool:
     if not digest:  # where no module was: still none
         return not os.path.lexists(path)
     try:
-        if key == _stat_key(os.stat(path)) and trusted:
+        stat = os.stat(path)
+        if key == _stat_key(stat) and trusted:
             return True
+        if S_ISDIR(stat.st_mode):  # a folder, by the launch files it holds
+            from tfmemlint.module_files import launchers_digest
+
+            return bool(launchers_digest(path) == digest)
         with open(path, "rb") as handle:
             return bool(content_hash(handle.read()) == digest)
     except OSError:

@@ -150,6 +150,12 @@ def _codes(values: tuple[str, ...]) -> list[str]:
     "or in the current folder).",
 )
 @click.option(
+    "--show-launched/--no-show-launched",
+    default=None,
+    help="Report programs that a launch file (a Dockerfile, a Compose file, a script) runs "
+    "with GPU memory set up, naming the file; by default they are not reported.",
+)
+@click.option(
     "-v",
     "--verbose",
     is_flag=True,
@@ -181,6 +187,7 @@ def check(
     force_exclude: bool | None,
     no_cache: bool,
     cache_dir: str | None,
+    show_launched: bool | None,
     verbose: bool,
 ) -> None:
     """Check PATHS (files or folders; default: the current folder) for sessions without GPU
@@ -222,13 +229,14 @@ def check(
                 _codes(extend_select),
                 _codes(ignore),
                 guest_policy,
+                show_launched,
             )
         except settings.SettingsError as exc:
             raise click.UsageError(str(exc)) from None
 
     # Settings that were given may be wrong, and are checked before the walk; the defaults are
     # built once a run needs them: a replayed run never imports the rule registry.
-    given = policy or guest_policy or select or extend_select or ignore
+    given = policy or guest_policy or select or extend_select or ignore or show_launched
     settings = run_settings() if given or _SETTINGS_KEYS & set(file_config.values) else None
     mode: Any = "fix" if fix else "diff" if diff else "check"
     report_to = sys.stdout
@@ -339,6 +347,8 @@ _SETTINGS_KEYS = frozenset(
         "extend-select",
         "ignore",
         "per-file-ignores",
+        "show-launched",
+        "launch-environment",
     }
 )
 

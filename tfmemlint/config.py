@@ -114,6 +114,24 @@ SETTINGS = (
         "preallocation rules (TFM208, TFM209) have nothing to report.",
     ),
     Setting(
+        "show-launched",
+        BOOLEAN,
+        "false",
+        "--show-launched",
+        "Report a program (TFM205, TFM207, TFM208, TFM209, TFM212) that a launch file beside "
+        "it or above it runs with its GPU memory set up, naming that file, for programs that "
+        "also run without it. By default such a program is not reported.",
+    ),
+    Setting(
+        "launch-environment",
+        LIST,
+        "[]",
+        None,
+        "Launch files (relative to the configuration file) whose environment every program "
+        "of the project runs under, such as a Dockerfile whose image runs Jupyter or a shell: "
+        '`["Dockerfile"]`. A program it configures is reported only with `show-launched`.',
+    ),
+    Setting(
         "output-format",
         STRING,
         '"text"',

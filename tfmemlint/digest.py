@@ -17,3 +17,9 @@ def digest(data: bytes, size: int) -> str:
 def content_hash(raw: bytes) -> str:
     """The fingerprint of a file's bytes, as the cache and the project's dependencies keep it."""
     return digest(raw, 16)
+
+
+def listing_hash(names: list[str]) -> str:
+    """The fingerprint of a folder's listing (its names, sorted): a result that depends on which
+    files a folder holds keeps it, and stays good when a file there is only rewritten."""
+    return content_hash("\n".join(sorted(names)).encode("utf-8", "surrogateescape"))

@@ -95,9 +95,52 @@ def check_file(
     if kind_of(filename, (raw or b"")[:64]) is not None:
         return _check_launch_file(filename, settings, mode, verbose, raw)
     project = (index or new_project_index(settings.config_root)).resolver(filename)
-    result = _check_file(filename, settings, mode, verbose, raw, project)
+    settings, launched = _launched(settings, project)
+    result = _noted(_check_file(filename, settings, mode, verbose, raw, project), launched)
     result.depends_on = project.dependencies()
     return result
+
+
+def _noted(result: FileResult, notes: dict[str, str]) -> FileResult:
+    """The result, each finding of a code in `notes` saying what its note says."""
+    if notes:
+        result.findings = [
+            f._replace(message=f"{f.message} ({notes[f.code]})") if f.code in notes else f
+            for f in result.findings
+        ]
+    return result
+
+
+def _launched(settings: Settings, project: FileResolver) -> tuple[Settings, dict[str, str]]:
+    """The settings for a program that a launch file runs with its GPU memory set up: its
+    program rules taken out of the selection; or, with `show_launched`, kept, with what to
+    add to their messages. A program counts as set up by a framework where every launch file
+    that runs it sets it up, or where a `launch-environment` file does."""
+    from tfmemlint.rules import PROGRAM_RULES
+    from tfmemlint.rules.variables import configured_frameworks
+
+    if not any(code in settings.selected for codes in PROGRAM_RULES.values() for code in codes):
+        return settings, {}
+    launched = project.launch_environments(settings.launch_environment)
+    if not launched:
+        return settings, {}
+    runners = [each for each in launched if not each.everywhere]
+    by_framework: dict[str, str] = {}
+    for each in launched:
+        for framework in configured_frameworks(each.environment):
+            if each.everywhere or all(
+                framework in configured_frameworks(other.environment) for other in runners
+            ):
+                by_framework.setdefault(framework, each.launcher)
+    notes = {
+        code: f"`{launcher}` runs it with its GPU memory set up; this holds where it runs "
+        "without that file"
+        for framework, launcher in by_framework.items()
+        for code in PROGRAM_RULES[framework]
+    }
+    if not notes or settings.show_launched:
+        return settings, notes
+    return settings._replace(selected=settings.selected - set(notes)), {}
 
 
 def _check_file(
@@ -218,6 +261,20 @@ def check_stdin(
         result, fixed = check_launch_bytes(name, raw, settings, mode, verbose)
         return result, (fixed if mode == "fix" else raw)
     project = new_project_index(settings.config_root).resolver(name)
+    settings, launched = _launched(settings, project)
+    result, fixed = _check_stdin(name, raw, settings, mode, verbose, in_cells, project)
+    return _noted(result, launched), fixed
+
+
+def _check_stdin(
+    name: str,
+    raw: bytes,
+    settings: Settings,
+    mode: Mode,
+    verbose: bool,
+    in_cells: bool,
+    project: FileResolver,
+) -> tuple[FileResult, bytes]:
     if name.endswith(".ipynb"):
         # "diff" fixes in memory as "fix" does, and never writes.
         in_memory: Mode = "diff" if mode == "fix" else mode
@@ -306,6 +363,11 @@ def add_noqa(result: FileResult) -> NoqaOutcome:
 
     if not result.findings:
         return NoqaOutcome()
+    if kind_of(result.filename) is not None:
+        # A Dockerfile reads a comment after an instruction as part of it: the comment goes on
+        # a line of its own there, and is the user's to write.
+        why = "a launch file: add `# tfmemlint: ignore[CODE]` by hand"
+        return NoqaOutcome(left=tuple((finding, why) for finding in result.findings))
     try:
         raw = read_file(result.filename)
         if result.filename.endswith(".ipynb"):

@@ -5,7 +5,7 @@ read again with the same reader. Nothing here reads or writes a file."""
 from __future__ import annotations
 
 from tfmemlint import fixes
-from tfmemlint.launch import read
+from tfmemlint.launch import read_launch_text
 from tfmemlint.launch.context import LaunchContext
 from tfmemlint.launch.model import LaunchError
 from tfmemlint.model import Finding, Location
@@ -27,7 +27,7 @@ def _families(selected: frozenset[str]) -> list[RuleFamily]:
 def lint_launch(filename: str, kind: str, text: str, settings: Settings) -> list[Finding]:
     """The findings in a launch file's text, read as `kind`, in their order in it."""
     try:
-        launch = read(kind, text)
+        launch = read_launch_text(kind, text)
     except LaunchError as exc:
         if kind == "yaml" and "{{" in text:
             return []  # a template (Helm's): what it holds is known once it is rendered
@@ -59,7 +59,7 @@ def fix_launch(
             break
         applied, new_text = fixes.apply(wanted, text)
         try:
-            read(kind, new_text)
+            read_launch_text(kind, new_text)
         except LaunchError:
             break
         if new_text == text:

@@ -21,7 +21,8 @@ import sys
 import time
 from collections.abc import Iterator
 
-from tfmemlint.digest import content_hash
+from tfmemlint.digest import content_hash, listing_hash
+from tfmemlint.launch import kind_of
 from tfmemlint.model import Dependency
 
 # The files an answer was read from, or looked for.
@@ -30,6 +31,15 @@ NOTHING: Deps = frozenset()
 _MARKERS = (".git",)
 # A project's root where no git marks it (ruff finds a project by its pyproject.toml the same way).
 _PACKAGING_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+# The Compose files that may run a project's programs, by their usual names; Dockerfiles and
+# scripts are known by `launch.kind_of`.
+# The root's folders that usually hold the scripts and images that run a project's programs.
+_LAUNCHER_FOLDERS = frozenset(
+    {"bin", "deploy", "deployment", "docker", "jobs", "launch", "run", "scripts", "slurm", "tools"}
+)
+_COMPOSE_NAMES = frozenset(
+    {"docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml"}
+)
 
 
 class ModuleFiles:
@@ -47,6 +57,7 @@ class ModuleFiles:
         self._unrooted: dict[str, Deps] = {}
         self._files: dict[str, bool] = {}
         self._dirs: dict[str, bool] = {}
+        self._launch_folders: dict[str, tuple[list[str], Deps]] = {}
 
     def _isfile(self, path: str) -> bool:
         found = self._files.get(path)
@@ -246,6 +257,56 @@ class ModuleFiles:
             known = self._raw[path] = _read(path)
         return known
 
+    def launchers(self, filename: str) -> tuple[list[str], Deps]:
+        """The launch files that may run the module `filename`: in its folder and each folder
+        above it up to the project's root, and in the root's folders that usually hold them
+        (`scripts`, `slurm`, `docker`, ...), every Dockerfile, Compose file (by its usual
+        names), shell and Slurm script; and those folders, whose listing the answer depends
+        on."""
+        importer = os.path.abspath(filename)
+        folder = os.path.dirname(importer)
+        root = self.root_of(importer)
+        folders = [folder]
+        while folder != root and os.path.dirname(folder) != folder:
+            folder = os.path.dirname(folder)
+            folders.append(folder)
+        folders += [
+            os.path.join(root, name)
+            for name in sorted(_LAUNCHER_FOLDERS)
+            if self._isdir(os.path.join(root, name)) and os.path.join(root, name) not in folders
+        ]
+        found: list[str] = []
+        deps: set[Dependency] = set()
+        for folder in folders:
+            listed, listing = self._launchers_in(folder)
+            found += listed
+            deps |= listing
+        return found, frozenset(deps) | self.missing(
+            *(os.path.join(root, name) for name in _LAUNCHER_FOLDERS)
+        )
+
+    def _launchers_in(self, folder: str) -> tuple[list[str], Deps]:
+        known = self._launch_folders.get(folder)
+        if known is not None:
+            return known
+        read_ns = time.time_ns()
+        try:
+            stat = os.stat(folder)
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return [], NOTHING
+        launchers = _launcher_names(names)
+        listed = [os.path.join(folder, name) for name in launchers]
+        key = (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
+        # The folder itself, by the launch files it holds: one added or removed changes it.
+        listing = listing_hash(launchers)
+        answer = (
+            [p for p in listed if self._isfile(p)],
+            frozenset({Dependency(folder, key, read_ns, listing)}),
+        )
+        self._launch_folders[folder] = answer
+        return answer
+
     def script_functions(self, filename: str) -> tuple[frozenset[str], Deps]:
         """The functions of the module `filename` that an entry of `[project.scripts]`,
         `[project.gui-scripts]` or `[tool.poetry.scripts]` in the nearest pyproject.toml runs;
@@ -286,6 +347,18 @@ class ModuleFiles:
         answer = {path: frozenset(functions) for path, functions in found.items()}, read
         self._scripts[pyproject] = answer
         return answer
+
+
+def _launcher_names(names: list[str]) -> list[str]:
+    """Which of a folder's names may be launch files that run a program."""
+    return [n for n in names if n in _COMPOSE_NAMES or kind_of(n) in ("dockerfile", "shell")]
+
+
+def launchers_digest(folder: str) -> str:
+    """The fingerprint of the launch files a folder holds, as a result that depends on them
+    keeps it (a folder's dependency: see `ModuleFiles.launchers`). OSError where the folder
+    cannot be listed."""
+    return listing_hash(_launcher_names(os.listdir(folder)))
 
 
 def _read(path: str) -> tuple[bytes | None, Deps]:

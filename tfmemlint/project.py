@@ -17,11 +17,12 @@ them (see `cache`).
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tfmemlint.model import Dependency
 from tfmemlint.module_files import NOTHING, Deps, ModuleFiles
@@ -34,6 +35,9 @@ from tfmemlint.module_summary import (
     summarize,
 )
 from tfmemlint.source import parse_python
+
+if TYPE_CHECKING:
+    from tfmemlint.launch.model import LaunchFile, Setting
 
 # How deep a chain of re-exports is followed; deeper, a name resolves to nothing.
 MAX_DEPTH = 64
@@ -82,6 +86,7 @@ class ProjectIndex:
         self._depth = 0
         # Modules the engine parsed to follow a call into them (engine.FileContext.other_module).
         self.parsed: dict[tuple[str, object], object] = {}
+        self._launch_files: dict[str, tuple[LaunchFile | None, Deps]] = {}
 
     def resolver(self, filename: str) -> FileResolver:
         return FileResolver(self, filename)
@@ -112,6 +117,24 @@ class ProjectIndex:
         if keep:
             self.trees[path] = tree
         return tree, read
+
+    def launch_file(self, path: str) -> tuple[LaunchFile | None, Deps]:
+        """A launch file, read once per run (None where it cannot be read, or is no launch
+        file), and the file, as a dependency."""
+        known = self._launch_files.get(path)
+        if known is not None:
+            return known
+        from tfmemlint.launch import kind_of, read_launch_text
+        from tfmemlint.launch.model import LaunchError
+
+        raw, read = self.files.read(path)
+        kind = kind_of(path, (raw or b"")[:64])
+        launch = None
+        if raw is not None and kind is not None:
+            with contextlib.suppress(UnicodeDecodeError, LaunchError):
+                launch = read_launch_text(kind, raw.decode("utf-8"))
+        self._launch_files[path] = launch, read
+        return launch, read
 
     # -- answers -----------------------------------------------------------------------------
     def resolve(self, qualified: str, importer: str, installed: bool = False) -> _Answer:
@@ -431,6 +454,34 @@ class FileResolver:
             return star
         return None
 
+    def launch_environments(self, configured: Sequence[str] = ()) -> list[Launched]:
+        """Each launch file that runs this program, with the environment it gives it: a
+        Dockerfile, Compose file, shell or Slurm script in its folder or a folder above it, up
+        to the project's root, whose command names this file; and each of `configured` (the
+        configuration's `launch-environment`), whose environment every program gets. The
+        answer depends on those files, and on the listings of the folders looked in."""
+        from tfmemlint.launch.python_runs import runs_file
+
+        paths, listed = self.index.files.launchers(self.importer)
+        self.read |= listed
+        root = self.index.files.root_of(self.importer)
+        found = []
+        for path in paths:
+            launch, read = self.index.launch_file(path)
+            self.read |= read
+            starts = _folders_up_to(os.path.dirname(path), root)
+            for run in launch.runs if launch is not None else ():
+                if runs_file(run, path, self.importer, starts):
+                    found.append(Launched(self.display(path), _environment(run.env), False))
+        for path in configured:
+            launch, read = self.index.launch_file(path)
+            self.read |= read or self.index.files.missing(path)
+            if launch is not None:
+                dockerfile = launch.kind == "dockerfile" and launch.processes
+                settings = launch.processes[0].settings if dockerfile else launch.settings
+                found.append(Launched(self.display(path), _environment(settings), True))
+        return found
+
     def dependencies(self) -> tuple[Dependency, ...]:
         """The module files read for this file, in path order: its result depends on them."""
         return tuple(sorted(self.read))
@@ -582,3 +633,29 @@ class FileResolver:
         functions, read = self.index.files.script_functions(self.importer)
         self.read |= read
         return functions
+
+
+class Launched(NamedTuple):
+    """A launch file that runs a program, as a path from the project's root, and the
+    environment it gives it: each variable it sets, with its value (None where the file does
+    not write it out)."""
+
+    launcher: str
+    environment: dict[str, str | None]
+    # The configuration's `launch-environment`: every program of the project runs under it.
+    everywhere: bool
+
+
+def _environment(settings: Iterable[Setting]) -> dict[str, str | None]:
+    """The variables a run gets, the last setting of each winning."""
+    return {setting.variable: setting.value for setting in settings}
+
+
+def _folders_up_to(folder: str, root: str) -> list[str]:
+    """`folder` and each folder above it, up to `root`: where a relative path in a script may
+    start, since where the script is run from is not written in it."""
+    found = [folder]
+    while folder != root and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+        found.append(folder)
+    return found

@@ -470,7 +470,11 @@ def _action(
 
 
 def _suppression(ls: TfmemlintServer, text: str, finding: Finding) -> list[types.TextEdit]:
+    from tfmemlint.launch import kind_of
     from tfmemlint.suppression import with_noqa
+
+    if kind_of(finding.filename) is not None:
+        return []  # a launch file: where a comment may go depends on its kind (see add_noqa)
 
     new_text, added, _ = with_noqa(text, [finding])
     return ls.edit(text, new_text) if added else []

@@ -124,6 +124,10 @@ class Settings(NamedTuple):
     root: str = "."
     # The configuration file's folder, when there is one: where imports stop being looked for.
     config_root: str | None = None
+    # Report a program that a launch file configures too (`--show-launched`), naming the file.
+    show_launched: bool = False
+    # Launch files (absolute paths) whose environment every program of the project runs under.
+    launch_environment: tuple[str, ...] = ()
 
     @classmethod
     def default(cls, rules: Sequence[Rule]) -> Settings:
@@ -152,6 +156,7 @@ def build(
     extend_select: Sequence[str],
     ignore: Sequence[str],
     guest_policy: str | None = None,
+    show_launched: bool | None = None,
 ) -> Settings:
     """Command-line options over the configuration file over the defaults. --select replaces the
     file's selection; --extend-select and --ignore add to the file's."""
@@ -177,4 +182,15 @@ def build(
     except SettingsError as exc:
         raise SettingsError(f"{where}{exc}") from None
     config_root = file_config.root if file_config.path else None
-    return Settings(chosen_policy, selected, per_file, file_config.root, config_root)
+    launch_environment = tuple(
+        os.path.join(file_config.root, path) for path in file_config.get("launch-environment", [])
+    )
+    return Settings(
+        chosen_policy,
+        selected,
+        per_file,
+        file_config.root,
+        config_root,
+        file_config.get("show-launched", False) if show_launched is None else show_launched,
+        launch_environment,
+    )

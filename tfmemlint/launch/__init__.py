@@ -45,7 +45,7 @@ def kind_of(path: str, head: bytes = b"") -> str | None:
     return None
 
 
-def read(kind: str, text: str) -> LaunchFile:
+def read_launch_text(kind: str, text: str) -> LaunchFile:
     """The launch file `text` holds, read as `kind`; `model.LaunchError` where it cannot be
     read."""
     return _reader(kind)(text)
@@ -65,4 +65,4 @@ def _reader(kind: str) -> Callable[[str], LaunchFile]:
     return read_shell if kind == "shell" else read_dotenv
 
 
-__all__ = ["KINDS", "kind_of", "read"]
+__all__ = ["KINDS", "kind_of", "read_launch_text"]

@@ -12,10 +12,12 @@ place in the text, which the maintained Python parser (`dockerfile-parse`) does 
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 
-from tfmemlint.launch.model import Command, LaunchFile, Process, Setting, Span
+from tfmemlint.launch.model import Command, LaunchFile, Process, Run, Setting, Span
+from tfmemlint.launch.python_runs import program
 
 _DIRECTIVE = re.compile(r"#\s*([A-Za-z]+)\s*=\s*(\S+)\s*$")
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))\Z")
@@ -55,6 +57,9 @@ class _Stage:
     settings: list[Setting] = field(default_factory=list)
     entrypoint: tuple[str | None, ...] | None = None
     cmd: tuple[str | None, ...] | None = None
+    workdir: str | None = None
+    # (the container's path, the build context's path) of each COPY or ADD from the context.
+    mounts: list[tuple[str, str]] = field(default_factory=list)
 
 
 def read_dockerfile(text: str) -> LaunchFile:
@@ -89,6 +94,10 @@ def read_dockerfile(text: str) -> LaunchFile:
                 if stages:
                     stages[-1].settings.append(setting)
                 stage_values[name] = (value, value_span, quote)
+        elif instruction == "WORKDIR" and stages and rest.strip():
+            stages[-1].workdir = posixpath.join(stages[-1].workdir or "/", rest.strip())
+        elif instruction in ("COPY", "ADD") and stages:
+            stages[-1].mounts.extend(_copied(rest, stages[-1].workdir))
         elif instruction in ("CMD", "ENTRYPOINT", "RUN"):
             words = _command_words(rest)
             launch.commands.append(Command(words, whole))
@@ -97,7 +106,10 @@ def read_dockerfile(text: str) -> LaunchFile:
             elif instruction == "ENTRYPOINT" and stages:
                 stages[-1].entrypoint = words
     if stages:
-        launch.processes.append(_image(stages))
+        process, run = _image(stages)
+        launch.processes.append(process)
+        if run is not None:
+            launch.runs.append(run)
     return launch
 
 
@@ -114,31 +126,72 @@ def _from(line: _Line, begin: int, text: str) -> _Stage | None:
     return _Stage(name, image, span, len(text) if newline < 0 else newline + 1)
 
 
-def _image(stages: list[_Stage]) -> Process:
+def _image(stages: list[_Stage]) -> tuple[Process, Run | None]:
     """The image the file builds (its last stage): the image it starts from, through the
-    stages it names, their settings and its command."""
+    stages it names, their settings and its command; and the Python program it runs."""
     last = stages[-1]
     by_name = {stage.name: stage for stage in stages if stage.name}
     settings: list[Setting] = []
-    entrypoint, cmd = last.entrypoint, last.cmd
+    mounts: list[tuple[str, str]] = []
+    entrypoint, cmd, workdir = last.entrypoint, last.cmd, last.workdir
     stage: _Stage | None = last
     seen = set()
     while stage is not None and id(stage) not in seen:
         seen.add(id(stage))
         settings = [*stage.settings, *settings]
+        mounts = [*stage.mounts, *mounts]
         entrypoint = entrypoint if entrypoint is not None else stage.entrypoint
         cmd = cmd if cmd is not None else stage.cmd
+        workdir = workdir if workdir is not None else stage.workdir
         base = stage.image
         stage = by_name.get(base)
-    return Process(
+    words = (*(entrypoint or ()), *(cmd or ()))
+    process = Process(
         "image",
         base,
         last.span,
         tuple(settings),
-        (*(entrypoint or ()), *(cmd or ())),
+        words,
         None,
         (last.after_from, "ENV {name}={value}\n"),
     )
+    ran = program(words)
+    run = None
+    if ran is not None:
+        run = Run(ran[0], ran[1], tuple(settings), tuple(reversed(mounts)), workdir)
+    return process, run
+
+
+def _copied(rest: str, workdir: str | None) -> list[tuple[str, str]]:
+    """(the container's path, the context's path) of each source a COPY or ADD takes from the
+    build context (not `--from` another stage or image, nor a URL)."""
+    stripped = rest.strip()
+    if stripped.startswith("["):
+        try:
+            words = json.loads(stripped)
+        except ValueError:
+            return []
+    else:
+        words = stripped.split()
+    if any(isinstance(w, str) and w.startswith("--from") for w in words):
+        return []
+    paths = [w for w in words if isinstance(w, str) and not w.startswith("--")]
+    if len(paths) < 2:
+        return []
+    *sources, written = paths
+    destination = posixpath.join(workdir or "/", written)
+    # A folder's contents are copied into the destination; a file goes into it where the
+    # destination is a folder (`dir/`, `.`, or one of several sources).
+    into = written.endswith(("/", "/.")) or written == "." or len(sources) > 1
+    found = []
+    for source in sources:
+        if "://" in source or "$" in source or "*" in source:
+            continue
+        name = posixpath.basename(source.rstrip("/"))
+        folder = source.endswith("/") or name in (".", "") or "." not in name
+        target = posixpath.join(destination, name) if into and not folder else destination
+        found.append((posixpath.normpath(target), posixpath.normpath(source)))
+    return found
 
 
 def _escape_character(text: str) -> str:

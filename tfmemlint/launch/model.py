@@ -77,6 +77,21 @@ class Process:
     more_env: bool = False
 
 
+@dataclass(frozen=True)
+class Run:
+    """A Python program a launch file runs (`python train.py`, `python -m pkg.train`, a server
+    of a module: `gunicorn app:app`), with the environment this file gives it."""
+
+    target: str  # a script's path as written, or a module's dotted name
+    module: bool
+    env: tuple[Setting, ...]
+    # Where a path in the container is in the project: (the container's folder, that folder
+    # relative to the launch file's own), from `COPY` or a volume; and the folder a relative
+    # path starts from (`WORKDIR`), if the file says.
+    mounts: tuple[tuple[str, str], ...] = ()
+    workdir: str | None = None
+
+
 @dataclass
 class LaunchFile:
     kind: str
@@ -84,6 +99,7 @@ class LaunchFile:
     commands: list[Command] = field(default_factory=list)
     dropped: list[DroppedLines] = field(default_factory=list)
     processes: list[Process] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)
     # Each row's comment that may silence a finding on that row (`# tfmemlint: ignore[...]`):
     # its own row's in shell and YAML; in a Dockerfile, a comment line's, given to the row
     # below it.

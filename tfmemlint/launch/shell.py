@@ -14,7 +14,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tfmemlint.launch.model import Command, DroppedLines, LaunchFile, Process, Setting, Span
+from tfmemlint.launch.model import (
+    Command,
+    DroppedLines,
+    LaunchFile,
+    Process,
+    Run,
+    Setting,
+    Span,
+)
+from tfmemlint.launch.python_runs import program
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SEPARATORS = frozenset(";&|()")
@@ -39,14 +48,27 @@ def read_shell(text: str) -> LaunchFile:
     launch = LaunchFile("shell")
     commands = _commands(text, launch)
     meant = {id(words) for _, drop in commands if drop is not None for words in drop.commands}
+    # A batch script's `#SBATCH --export=` reaches every step; `export` what comes after it.
+    exported = [
+        setting
+        for match in _SBATCH_EXPORT.finditer(text)
+        if _at_line_start(text, match.start())
+        for setting in _exports(match.group(1), match.start(1), match.span())
+    ]
     for words, drop in commands:
-        launch.commands.append(Command(tuple(w.value for w in words), _span(words)))
+        values = tuple(w.value for w in words)
+        launch.commands.append(Command(values, _span(words)))
         if id(words) not in meant:
             settings = _settings(text, words)
             launch.settings.extend(settings)
             process = _docker_run(words, settings)
             if process is not None:
                 launch.processes.append(process)
+            own = [s for s in settings if s.how != "export"]
+            ran = program(values) if process is None else None
+            if ran is not None:
+                launch.runs.append(Run(ran[0], ran[1], (*exported, *own)))
+            exported += [s for s in settings if s.how == "export"]
         if drop is not None:
             settings = tuple(
                 setting
@@ -55,9 +77,7 @@ def read_shell(text: str) -> LaunchFile:
             )
             head = " ".join(w.value or "..." for w in words[:2])
             launch.dropped.append(DroppedLines(drop.comment, head, settings))
-    for match in _SBATCH_EXPORT.finditer(text):
-        if _at_line_start(text, match.start()):
-            launch.settings.extend(_exports(match.group(1), match.start(1), match.span()))
+    launch.settings.extend(s for s in exported if s.how == "--export")
     return launch
 
 

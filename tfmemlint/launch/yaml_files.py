@@ -15,7 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfmemlint.launch.model import Command, LaunchError, LaunchFile, Process, Setting, Span
+from tfmemlint.launch.model import (
+    Command,
+    LaunchError,
+    LaunchFile,
+    Process,
+    Run,
+    Setting,
+    Span,
+)
+from tfmemlint.launch.python_runs import program
 
 _WORKLOADS = {
     "Pod": ("spec",),
@@ -83,6 +92,17 @@ def _compose(text: str, document: Any, launch: LaunchFile) -> None:
             if command is not None:
                 launch.commands.append(command)
                 words += command.words
+        ran = program(words)
+        if ran is not None:
+            launch.runs.append(
+                Run(
+                    ran[0],
+                    ran[1],
+                    tuple(settings),
+                    _volumes(service),
+                    _scalar(service, "working_dir"),
+                )
+            )
         image = _get(service, "image")
         launch.processes.append(
             Process(
@@ -96,6 +116,29 @@ def _compose(text: str, document: Any, launch: LaunchFile) -> None:
                 _get(service, "env_file") is not None,
             )
         )
+
+
+def _volumes(service: Any) -> tuple[tuple[str, str], ...]:
+    """(the container's path, the folder's path) of each of the service's bind mounts of a
+    folder of the project (`.:/app`, `./src:/app/src`)."""
+    import yaml
+
+    volumes = _get(service, "volumes")
+    found = []
+    for item in volumes.value if isinstance(volumes, yaml.SequenceNode) else ():
+        if isinstance(item, yaml.ScalarNode):
+            host, _, rest = item.value.partition(":")
+            container = rest.split(":")[0]
+            if host.startswith(".") and container.startswith("/"):
+                found.append((container.rstrip("/") or "/", host))
+    return tuple(found)
+
+
+def _scalar(node: Any, key: str) -> str | None:
+    import yaml
+
+    value = _get(node, key)
+    return value.value if isinstance(value, yaml.ScalarNode) and value.value else None
 
 
 def _compose_gpus(service: Any) -> bool:

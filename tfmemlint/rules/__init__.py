@@ -8,6 +8,7 @@ import functools
 import importlib
 
 from tfmemlint.model import Rule
+from tfmemlint.rules import jax_allocator, unconfigured_program
 from tfmemlint.rules.family import RuleFamily
 
 # The families, by their folders under `rules/`, in the order they run. Adding a family is
@@ -51,6 +52,21 @@ ALL_RULES: tuple[Rule, ...] = tuple(
     )
 )
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}
+# The rules that say a program reserves the GPU, by the framework whose memory a launch file's
+# environment may set up for it (`variables.configured_frameworks`).
+PROGRAM_RULES = {
+    "tensorflow": frozenset(
+        rule.code
+        for rule in (
+            unconfigured_program.UNCONFIGURED_PROGRAM,
+            unconfigured_program.GUEST_PROGRAM,
+            unconfigured_program.KERAS_SESSION,
+        )
+    ),
+    "jax": frozenset(
+        rule.code for rule in (jax_allocator.SHARED_GPU_PREALLOCATION, jax_allocator.PREALLOCATION)
+    ),
+}
 
 
 @functools.cache

@@ -6,6 +6,7 @@ judgements on a value's text, wherever it is written (Python's `os.environ`, a D
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from tfmemlint.rules.family import FORCE_GROWTH_WORD
 
@@ -141,3 +142,23 @@ def meant_instead(variable: str) -> str | None:
             "TF Serving takes `--per_process_gpu_memory_fraction`)"
         )
     return f"{FORCE_GROWTH}=true"
+
+
+def configured_frameworks(environment: Mapping[str, str | None]) -> frozenset[str]:
+    """The frameworks whose GPU memory a process environment sets up, as each reads it:
+    "tensorflow" where growth is on (exactly "true"), "jax" where preallocation is off, a
+    fraction is one JAX reads or its allocator allocates on demand; both where every GPU is
+    hidden (`CUDA_VISIBLE_DEVICES` of "" or "-1")."""
+    if environment.get("CUDA_VISIBLE_DEVICES") in ("", "-1"):
+        return frozenset({"tensorflow", "jax"})
+    found = set()
+    if environment.get(FORCE_GROWTH) == "true":
+        found.add("tensorflow")
+    jax = {variable: environment[variable] for variable in JAX_VARIABLES if variable in environment}
+    if jax.get(JAX_PREALLOCATE) in JAX_PREALLOCATION_OFF or jax.get(JAX_ALLOCATOR) == "platform":
+        found.add("jax")
+    for variable in JAX_FRACTIONS:
+        value = jax.get(variable)
+        if value and jax_value_problem(variable, value) is None:
+            found.add("jax")
+    return frozenset(found)
