@@ -340,6 +340,33 @@ def test_script_without_tensorflow_passes_with_empty_settings(tmp_path: Path) ->
     assert outcome["reason"].startswith("does not import TensorFlow")
 
 
+def test_a_launchers_environment_is_the_scripts(tmp_path: Path) -> None:
+    """`--launcher`: the script runs with what the launch file sets, as in its image or job."""
+    check = (
+        "import os, sys\n"
+        "assert os.environ.get('TF_FORCE_GPU_ALLOW_GROWTH') == 'true', os.environ\n"
+        "assert os.environ.get('XLA_PYTHON_CLIENT_PREALLOCATE') == 'false', os.environ\n"
+    )
+    script = _script(tmp_path, "job.py", check)
+    image = tmp_path / "Dockerfile"
+    image.write_text(
+        "FROM python:3.12\nENV TF_FORCE_GPU_ALLOW_GROWTH=true XLA_PYTHON_CLIENT_PREALLOCATE=false\n"
+    )
+    job = tmp_path / "job.sbatch"
+    job.write_text(
+        "#!/bin/bash\nexport TF_FORCE_GPU_ALLOW_GROWTH=true\n"
+        "#SBATCH --export=ALL,XLA_PYTHON_CLIENT_PREALLOCATE=false\nsrun python job.py\n"
+    )
+    for launcher in (image, job):
+        result, document = verify("--launcher", str(launcher), str(script))
+        assert result.returncode == 0, (launcher, document)
+    assert verify(str(script))[0].returncode == 1  # without it, the variables are not there
+    two = tmp_path / "compose.yaml"
+    two.write_text("services:\n  a:\n    image: x\n  b:\n    image: y\n")
+    refused = run_cli("verify", "--launcher", str(two), str(script))
+    assert refused.returncode == 2 and "it starts 2 containers, not one" in refused.stderr
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as handle:

@@ -484,6 +484,12 @@ class _ScriptArgsCommand(click.Command):
     help="How many scripts run side by side. [default: one per measured GPU on an NVIDIA GPU, "
     "one per core without one]",
 )
+@click.option(
+    "--launcher",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A launch file (a Dockerfile, a script, a `.env` file, a Compose file or manifest with "
+    "one container) whose environment the scripts run with, as where they really run.",
+)
 @click.pass_context
 def verify(
     ctx: click.Context,
@@ -496,6 +502,7 @@ def verify(
     python: str,
     simulate_gpus: int,
     jobs: int | None,
+    launcher: str | None,
 ) -> None:
     """Run scripts (default: the bundled fixtures/after) and report the GPU memory settings each
     really got and, on an NVIDIA GPU, the peak memory each held. Arguments after `--` go to
@@ -517,5 +524,6 @@ def verify(
         simulate_gpus=simulate_gpus,
         jobs=jobs,
         script_args=ctx.meta.get("script_args", []),
+        launcher=launcher,
     )
     sys.exit(code)

@@ -27,6 +27,33 @@ def _default_paths() -> tuple[str, ...]:
     raise click.UsageError("no PATHS given and no fixtures/after folder found")
 
 
+def _launch_environment(path: str) -> dict[str, str]:
+    """The variables a launch file gives the process it starts, where it writes them out: a
+    Dockerfile's image, a script's exports, a `.env` file, the one container of a Compose
+    file or manifest."""
+    from tfmemlint.launch import kind_of, read_launch_text
+    from tfmemlint.launch.model import LaunchError
+
+    raw = Path(path).read_bytes()
+    kind = kind_of(path, raw[:64])
+    if kind is None:
+        raise click.UsageError(f"--launcher {path}: no launch file tfmemlint reads")
+    try:
+        launch = read_launch_text(kind, raw.decode("utf-8"))
+    except (UnicodeDecodeError, LaunchError) as exc:
+        raise click.UsageError(f"--launcher {path}: {exc}") from None
+    if kind == "shell":
+        settings = [s for s in launch.settings if s.how in ("export", "--export")]
+    elif kind == "dotenv":
+        settings = launch.settings
+    elif len(launch.processes) == 1:
+        settings = list(launch.processes[0].settings)
+    else:
+        found = len(launch.processes)
+        raise click.UsageError(f"--launcher {path}: it starts {found} containers, not one")
+    return {s.variable: s.value for s in settings if s.value is not None}
+
+
 def main(
     *,
     paths: Sequence[str],
@@ -39,9 +66,11 @@ def main(
     script_args: Sequence[str],
     simulate_gpus: int = 0,
     jobs: int | None = None,
+    launcher: str | None = None,
 ) -> int:
     if shutil.which(python) is None and not os.path.isfile(python):
         raise click.UsageError(f"--python {python!r} is not an interpreter that can be run")
+    environment = _launch_environment(launcher) if launcher is not None else {}
     pairs, missing = [], []
     for item in runner.plan(paths or _default_paths(), baseline):
         (missing if isinstance(item, Missing) else pairs).append(item)
@@ -68,6 +97,7 @@ def main(
         simulate_gpus=simulate_gpus if gpu is None else 0,
         jobs=jobs if jobs is not None else runner.default_jobs(gpu),
         bundled=not paths,
+        environment=environment,
     )
     compared = baseline is not None
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}

@@ -9,7 +9,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -119,6 +119,8 @@ class Options:
     jobs: int = 1
     # The bundled fixtures run (no PATHS): one whose package is not installed here is skipped.
     bundled: bool = False
+    # What a launch file (`--launcher`) gives the scripts' environment.
+    environment: Mapping[str, str] = field(default_factory=dict)
 
 
 def default_jobs(gpu: Gpu | None) -> int:
@@ -129,8 +131,10 @@ def default_jobs(gpu: Gpu | None) -> int:
 def _child_env(options: Options) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env.update(options.environment)
     env["PYTHONUNBUFFERED"] = "1"
-    if options.gpu is not None:
+    hidden = options.environment.get("CUDA_VISIBLE_DEVICES") in ("", "-1")
+    if options.gpu is not None and not hidden:
         env["CUDA_VISIBLE_DEVICES"] = options.gpu.uuid  # the child's GPU:0 is the sampled GPU
     return env
 
