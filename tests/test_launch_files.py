@@ -302,6 +302,8 @@ def test_findings_carry_their_path_and_line_in_every_output(tmp_path: Path) -> N
     [result] = sarif["runs"][0]["results"]
     assert result["ruleId"] == "TFM501"
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
+    junit = run_cli("--no-cache", "--isolated", "--output-format", "junit", str(env)).stdout
+    assert f'name="TFM501 2:1" classname="{env}" file="{env}" line="2"' in junit
 
 
 def test_stdin_and_the_editor_read_a_launch_file_by_its_name() -> None:
