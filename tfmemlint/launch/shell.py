@@ -27,6 +27,8 @@ from tfmemlint.launch.python_runs import program
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SEPARATORS = frozenset(";&|()")
+# Words that run the command after them, and the keywords a command may follow on a line.
+_WRAPPERS = frozenset({"sudo", "time", "exec", "nohup", "command", "then", "do", "else", "!", "{"})
 _SBATCH_EXPORT = re.compile(r"#SBATCH\s+--export=(\S+)")
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 
@@ -208,7 +210,7 @@ def _commands(text: str, launch: LaunchFile) -> list[tuple[list[_Word], _Drop | 
                 heredocs.append(match.group(2))
                 index = match.end()
                 continue
-        if char in _SEPARATORS and word is None:
+        if char in _SEPARATORS:  # outside quotes: it ends the word and the command
             end_command()
             index += 1
             continue
@@ -288,6 +290,7 @@ def _settings(text: str, words: list[_Word], after_drop: bool = False) -> list[S
     while position < len(words) and _assignment(words[position]):
         found.append(_assigned(text, words[position], "assignment"))
         position += 1
+    position = _start(values, position)
     head = values[position : position + 2]
     if head[:1] in (["export"], ["declare"]):
         how = "export"
@@ -301,7 +304,7 @@ def _settings(text: str, words: list[_Word], after_drop: bool = False) -> list[S
                 break
             found.append(_assigned(text, word, "assignment"))
         return found
-    docker = head in (["docker", "run"], ["podman", "run"], ["nvidia-docker", "run"])
+    docker = _docker_head(values, position) is not None
     if docker or after_drop:
         found.extend(_docker_env(text, words[position:]))
     if head[:1] == ["srun"] or after_drop:
@@ -311,6 +314,34 @@ def _settings(text: str, words: list[_Word], after_drop: bool = False) -> list[S
                 start = word.start + prefix if word.contiguous and _plain(text, word) else -1
                 found.extend(_exports(word.value[prefix:], start, (word.start, word.end)))
     return found
+
+
+def _start(values: list[str | None], position: int) -> int:
+    """Where the command itself starts, after words that only run it (`sudo -E`, `time`,
+    `exec`, `nohup`, a keyword that begins a branch or a loop's body)."""
+    while position < len(values) and values[position] in _WRAPPERS:
+        position += 1
+        if values[position - 1] == "sudo":  # and its options (`-u USER` takes a value)
+            while position < len(values) and (values[position] or "").startswith("-"):
+                position += 2 if values[position] in ("-u", "-g", "-C") else 1
+    return position
+
+
+def _docker_head(values: list[str | None], position: int) -> int | None:
+    """The position after `docker run` (`docker container run`, podman's, nvidia-docker's)
+    where a command starts with it; None where it does not."""
+    if values[position : position + 3] in (
+        ["docker", "container", "run"],
+        ["podman", "container", "run"],
+    ):
+        return position + 3
+    if values[position : position + 2] in (
+        ["docker", "run"],
+        ["podman", "run"],
+        ["nvidia-docker", "run"],
+    ):
+        return position + 2
+    return None
 
 
 def _assignment(word: _Word) -> bool:
@@ -354,23 +385,27 @@ def _docker_run(words: list[_Word], settings: list[Setting]) -> Process | None:
     position = 0
     while position < len(words) and _assignment(words[position]):
         position += 1
-    head = values[position : position + 2]
-    if head not in (["docker", "run"], ["podman", "run"], ["nvidia-docker", "run"]):
+    position = _start(values, position)
+    after = _docker_head(values, position)
+    if after is None:
         return None
-    gpus = head[0] == "nvidia-docker"
+    gpus = values[position] == "nvidia-docker"
     more_env = False
-    index = position + 2
+    entrypoint: tuple[str | None, ...] = ()
+    index = after
     while index < len(words):
         value = values[index]
         if value is None or not value.startswith("-"):
             break
-        option = value.split("=", 1)[0]
-        gpus = gpus or option == "--gpus" or value == "--runtime=nvidia"
-        more_env = more_env or option == "--env-file"
-        if "=" not in value and option in _DOCKER_VALUE_OPTIONS:
-            following = values[index + 1] if index + 1 < len(values) else None
-            gpus = gpus or (option == "--runtime" and following == "nvidia")
+        option, equals, given = value.partition("=")
+        following = values[index + 1] if index + 1 < len(values) else None
+        if not equals and option in _DOCKER_VALUE_OPTIONS:
+            given = following or ""
             index += 1
+        gpus = gpus or option == "--gpus" or (option == "--runtime" and given == "nvidia")
+        more_env = more_env or option == "--env-file"
+        if option == "--entrypoint":
+            entrypoint = (given,)
         index += 1
     if index >= len(words) or values[index] is None:
         return None
@@ -381,7 +416,7 @@ def _docker_run(words: list[_Word], settings: list[Setting]) -> Process | None:
         image.value,
         (image.start, image.end),
         own,
-        tuple(values[index + 1 :]),
+        (*entrypoint, *values[index + 1 :]),
         gpus,
         (image.start, "-e {name}={value} ") if image.contiguous else None,
         more_env,

@@ -34,7 +34,14 @@ def _on_the_gpu(process: Process) -> bool:
     if process.where == "predictor":
         return process.gpus is True
     match = _SERVING_IMAGE.search(process.image or "")
-    return match is not None and "gpu" in (match.group("tag") or "")
+    tag = match.group("tag") or "" if match is not None else ""
+    if "gpu" not in tag:
+        return False
+    # A `-devel` image is a build environment: it serves only where it is told to.
+    return "devel" not in tag or any(
+        word is not None and word.rsplit("/", 1)[-1] == "tensorflow_model_server"
+        for word in process.words
+    )
 
 
 def _configured(process: Process) -> bool:
@@ -84,8 +91,8 @@ def _fix(ctx: LaunchContext, process: Process) -> Fix | None:
         end = process.span[1]
         flag = f"{FRACTION}={fraction:g}"
         return Fix(f"Pass {flag}", (ctx.edit((end, end), f" {flag}"),))
-    if process.add_env is None:
-        return None
+    if process.add_env is None or any(s.variable == FORCE_GROWTH for s in process.settings):
+        return None  # a value set already is TFM501's or TFM502's to judge
     offset, template = process.add_env
     text = template.format(name=FORCE_GROWTH, value="true")
     if process.where == "docker run":
