@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.launch import kind_of
-from tfmemlint.model import FILE, Edit, FileResult, Finding, Layout, Location, Rule
+from tfmemlint.model import FILE, Dependency, Edit, FileResult, Finding, Layout, Location, Rule
 from tfmemlint.prefilter import (
     first_stage,
     prefilter_verdict,
@@ -95,10 +95,18 @@ def check_file(
     if kind_of(filename, (raw or b"")[:64]) is not None:
         return _check_launch_file(filename, settings, mode, verbose, raw)
     project = (index or new_project_index(settings.config_root)).resolver(filename)
-    settings, launched = _launched(settings, project)
+    settings, launched, unlaunched = _launched(settings, project)
     result = _noted(_check_file(filename, settings, mode, verbose, raw, project), launched)
+    if unlaunched and any(f.code in _program_codes() for f in result.findings):
+        project.read |= unlaunched
     result.depends_on = project.dependencies()
     return result
+
+
+def _program_codes() -> frozenset[str]:
+    from tfmemlint.rules import PROGRAM_RULES
+
+    return frozenset(code for codes in PROGRAM_RULES.values() for code in codes)
 
 
 def _noted(result: FileResult, notes: dict[str, str]) -> FileResult:
@@ -111,19 +119,25 @@ def _noted(result: FileResult, notes: dict[str, str]) -> FileResult:
     return result
 
 
-def _launched(settings: Settings, project: FileResolver) -> tuple[Settings, dict[str, str]]:
+def _launched(
+    settings: Settings, project: FileResolver
+) -> tuple[Settings, dict[str, str], frozenset[Dependency]]:
     """The settings for a program that a launch file runs with its GPU memory set up: its
     program rules taken out of the selection; or, with `show_launched`, kept, with what to
-    add to their messages. A program counts as set up by a framework where every launch file
-    that runs it sets it up, or where a `launch-environment` file does."""
+    add to their messages; and what a program finding depends on where no launcher runs it.
+    A program counts as set up by a framework where every launch file that runs it sets it
+    up, or where a `launch-environment` file does."""
     from tfmemlint.rules import PROGRAM_RULES
     from tfmemlint.rules.variables import configured_frameworks
 
-    if not any(code in settings.selected for codes in PROGRAM_RULES.values() for code in codes):
-        return settings, {}
-    launched = project.launch_environments(settings.launch_environment)
+    if not _program_codes() & settings.selected:
+        return settings, {}, frozenset()
+    launched, depends = project.launch_environments(settings.launch_environment)
     if not launched:
-        return settings, {}
+        # A launcher added later could set such a program up: its program findings, if it
+        # has any, depend on the folders looked in (see `check_file`).
+        return settings, {}, depends
+    project.read |= depends
     runners = [each for each in launched if not each.everywhere]
     by_framework: dict[str, str] = {}
     for each in launched:
@@ -139,8 +153,8 @@ def _launched(settings: Settings, project: FileResolver) -> tuple[Settings, dict
         for code in PROGRAM_RULES[framework]
     }
     if not notes or settings.show_launched:
-        return settings, notes
-    return settings._replace(selected=settings.selected - set(notes)), {}
+        return settings, notes, frozenset()
+    return settings._replace(selected=settings.selected - set(notes)), {}, frozenset()
 
 
 def _check_file(
@@ -261,7 +275,7 @@ def check_stdin(
         result, fixed = check_launch_bytes(name, raw, settings, mode, verbose)
         return result, (fixed if mode == "fix" else raw)
     project = new_project_index(settings.config_root).resolver(name)
-    settings, launched = _launched(settings, project)
+    settings, launched, _ = _launched(settings, project)
     result, fixed = _check_stdin(name, raw, settings, mode, verbose, in_cells, project)
     return _noted(result, launched), fixed
 

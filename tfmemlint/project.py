@@ -454,33 +454,36 @@ class FileResolver:
             return star
         return None
 
-    def launch_environments(self, configured: Sequence[str] = ()) -> list[Launched]:
+    def launch_environments(
+        self, configured: Sequence[str] = ()
+    ) -> tuple[list[Launched], frozenset[Dependency]]:
         """Each launch file that runs this program, with the environment it gives it: a
         Dockerfile, Compose file, shell or Slurm script in its folder or a folder above it, up
         to the project's root, whose command names this file; and each of `configured` (the
-        configuration's `launch-environment`), whose environment every program gets. The
-        answer depends on those files, and on the listings of the folders looked in."""
+        configuration's `launch-environment`), whose environment every program gets; and
+        what the answer depends on (those files, the launch files of the folders looked in),
+        for the caller to add to the file's dependencies where the answer mattered."""
         from tfmemlint.launch.python_runs import runs_file
 
         paths, listed = self.index.files.launchers(self.importer)
-        self.read |= listed
+        depends: set[Dependency] = set(listed)
         root = self.index.files.root_of(self.importer)
         found = []
         for path in paths:
             launch, read = self.index.launch_file(path)
-            self.read |= read
+            depends |= read
             starts = _folders_up_to(os.path.dirname(path), root)
             for run in launch.runs if launch is not None else ():
                 if runs_file(run, path, self.importer, starts):
                     found.append(Launched(self.display(path), _environment(run.env), False))
         for path in configured:
             launch, read = self.index.launch_file(path)
-            self.read |= read or self.index.files.missing(path)
+            depends |= read or self.index.files.missing(path)
             if launch is not None:
                 dockerfile = launch.kind == "dockerfile" and launch.processes
                 settings = launch.processes[0].settings if dockerfile else launch.settings
                 found.append(Launched(self.display(path), _environment(settings), True))
-        return found
+        return found, frozenset(depends)
 
     def dependencies(self) -> tuple[Dependency, ...]:
         """The module files read for this file, in path order: its result depends on them."""
