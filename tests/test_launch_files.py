@@ -368,6 +368,10 @@ def test_a_script_named_on_the_command_line_is_known_by_its_shell_line(tmp_path:
         ("sudo docker run --runtime=nvidia tensorflow/serving:latest-gpu", [(1, "TFM511")]),
         ("docker rm -f s; docker run --gpus all tensorflow/serving:latest-gpu", [(1, "TFM511")]),
         ("CID=$(docker run -d --gpus all tensorflow/serving:latest-gpu)", [(1, "TFM511")]),
+        (
+            "docker run -v $(pwd)/m:/m -e TF_GPU_MEMORY_FRACTION=.3 tensorflow/serving:latest-gpu",
+            [(1, "TFM504"), (1, "TFM511")],
+        ),
         ("if true; then docker container run tensorflow/serving:latest-gpu; fi", [(1, "TFM511")]),
         ("time sudo -E -u me nvidia-docker run tensorflow/serving:latest-gpu", [(1, "TFM511")]),
         # a `-devel` image is a build environment, unless it is told to serve

@@ -154,6 +154,7 @@ def _commands(text: str, launch: LaunchFile) -> list[tuple[list[_Word], _Drop | 
     dropping: _Drop | None = None
     comment_line_end = -1  # the end of the comment line that started `dropping`
     heredocs: list[str] = []
+    outputs: list[tuple[int, int]] = []  # each `$(...)`: its commands are read after
     index, length = 0, len(text)
 
     def end_command() -> None:
@@ -210,8 +211,8 @@ def _commands(text: str, launch: LaunchFile) -> list[tuple[list[_Word], _Drop | 
                 heredocs.append(match.group(2))
                 index = match.end()
                 continue
-        if char in _SEPARATORS:  # outside quotes: it ends the word and the command
-            end_command()
+        if char in _SEPARATORS and (word is None or char in ";&|"):
+            end_command()  # outside quotes, `;`, `&` and `|` end a word too; `(` starts one
             index += 1
             continue
         if word is None:
@@ -230,6 +231,11 @@ def _commands(text: str, launch: LaunchFile) -> list[tuple[list[_Word], _Drop | 
             continue
         if char in "$`":
             word.literal, word.value = word.value or word.literal, None
+            if text.startswith("$(", index):  # a command's output: one opaque part of the word
+                close = _closing_paren(text, index + 1)
+                outputs.append((index + 2, close))
+                index = close + 1
+                continue
         elif char == "\\" and index + 1 < length:
             if word.value is not None:
                 word.value += text[index + 1]
@@ -239,7 +245,32 @@ def _commands(text: str, launch: LaunchFile) -> list[tuple[list[_Word], _Drop | 
             word.value += char
         index += 1
     end_command()
+    for start, end in outputs:
+        # The commands inside, read in a copy of the text blank around them: same offsets.
+        inside = " " * start + text[start:end] + " " * (length - end)
+        found += _commands(inside, launch)
     return found
+
+
+def _closing_paren(text: str, index: int) -> int:
+    """The offset of the `)` that closes the `(` at `index`, past quotes and nested ones (the
+    text's last offset if none does)."""
+    depth = 0
+    position = index
+    while position < len(text):
+        char = text[position]
+        if char in ("'", '"'):
+            position = _closing_quote(text, position)
+        elif char == "\\":
+            position += 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return position
+        position += 1
+    return len(text) - 1
 
 
 def _continues(text: str, newline: int) -> bool:
