@@ -1,5 +1,5 @@
-"""The code base's own gates: ruff's lint and format checks, and a README whose rule table lists
-every rule code the tool can emit."""
+"""The code base's own gates: ruff's lint and format checks, mypy's type check, and a README whose
+rule table lists every rule code the tool can emit."""
 
 from __future__ import annotations
 
@@ -23,6 +23,20 @@ def _ruff(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True
     )
+
+
+def test_the_package_type_checks() -> None:
+    """mypy, configured in pyproject.toml: among its checks, that the engine's FileContext is
+    the FileToFix that fixes are built on (`engine._fixes_build_on`)."""
+    if importlib.util.find_spec("mypy") is None:
+        pytest.fail("mypy is part of the test extra: pip install -e '.[test]'")
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_ruff_check_is_clean() -> None:

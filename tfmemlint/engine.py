@@ -11,7 +11,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
 
@@ -554,6 +554,12 @@ def _recovery_findings(ctx: FileContext, recovered: Recovery) -> Iterator[Findin
             places = ", ".join(ctx.place(row) for row in rows)
             message += f"; the set-aside code on {places} names a TensorFlow API and is not checked"
         yield ctx.finding_at(rule, message, first.start)
+
+
+if TYPE_CHECKING:  # the type checker holds FileContext to the interface fixes are built on
+
+    def _fixes_build_on(context: FileContext) -> fixes.FileToFix:
+        return context
 
 
 __all__ = [

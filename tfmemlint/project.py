@@ -367,7 +367,7 @@ class ProjectIndex:
             return False, NOTHING
         self._reaching.add(path)
         try:
-            return self._remembered(self._reaches, path, self._module_reaches_uncached, path)  # type: ignore[no-any-return]
+            return self._remembered(self._reaches, path, self._module_reaches_uncached, path)
         finally:
             self._reaching.discard(path)
 

@@ -72,13 +72,13 @@ def read_shell(text: str) -> LaunchFile:
                 launch.runs.append(Run(ran[0], ran[1], (*exported, *own)))
             exported += [s for s in settings if s.how == "export"]
         if drop is not None:
-            settings = tuple(
+            cut = tuple(
                 setting
                 for lines in drop.commands
                 for setting in _settings(text, lines, after_drop=True)
             )
             head = " ".join(w.value or "..." for w in words[:2])
-            launch.dropped.append(DroppedLines(drop.comment, head, settings))
+            launch.dropped.append(DroppedLines(drop.comment, head, cut))
     launch.settings.extend(s for s in exported if s.how == "--export")
     return launch
 

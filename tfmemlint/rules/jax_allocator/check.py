@@ -316,19 +316,20 @@ def _preallocation_through_the_project(
                 tree = project.syntax_tree(module)
                 if tree is not None and _calls_into_jax(tree):
                     through = binding, module
-    if through is None or through[0].ancestry is None:
-        return
-    shares = _shares_the_gpu(ctx, backend)
-    if shares is None:
+    if through is None:
         return
     binding, module = through
-    imported = ctx.code(binding.ancestry.node).strip()
+    ancestry = binding.ancestry
+    shares = _shares_the_gpu(ctx, backend)
+    if ancestry is None or shares is None:
+        return
+    imported = ctx.code(ancestry.node).strip()
     message = (
         "JAX reserves 75% of every GPU when its backend starts, and nothing sets its allocator "
         f"before `{imported}`, through which the program reaches JAX "
         f"(`{project.display(module)}`): {shares}"
     )
-    yield ctx.finding(SHARED_GPU_PREALLOCATION, message, binding.ancestry.node, _fix(ctx, binding))
+    yield ctx.finding(SHARED_GPU_PREALLOCATION, message, ancestry.node, _fix(ctx, binding))
 
 
 def _project_imports(ctx: FileContext) -> Iterator[tuple[Binding, str]]:

@@ -28,6 +28,7 @@ def check(ctx: LaunchContext) -> Iterator[Finding]:
         if not setting.yaml_scalar or not _about_memory(setting.variable):
             continue
         kubernetes = launch.kind == "kubernetes"
+        what: str | None
         if setting.yaml_boolean:
             what = "a YAML boolean"
         elif kubernetes and setting.quote == "" and setting.value_span is not None:
