@@ -157,3 +157,51 @@ def test_the_readme_is_a_front_page() -> None:
         assert (ROOT / release_file).is_file()
     assert "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+def test_every_rule_says_what_it_does_in_at_most_sixty_words() -> None:
+    """The rest of a long page goes under the headings every page shares (`RuleDoc.details`)."""
+    from tfmemlint.rules import ALL_RULES
+    from tfmemlint.rules.family import CONFIGURED, LOOKS_AT, NOT_REPORTED, PROGRAM
+
+    for rule in ALL_RULES:
+        assert len(rule.doc.what_it_does.split()) <= 60, rule.code
+        assert {heading for heading, _ in rule.doc.details} <= {
+            LOOKS_AT,
+            CONFIGURED,
+            PROGRAM,
+            NOT_REPORTED,
+        }, rule.code
+
+
+def test_a_rule_page_in_a_terminal_is_rendered_markdown() -> None:
+    """In a terminal (a pseudo-terminal here) rich renders the page; in a pipe it is the
+    site's Markdown."""
+    import pty
+
+    piped = run_cli("rule", "TFM205").stdout
+    assert piped.startswith("TFM205 unconfigured-tf2-script\n\n**What it does.**")
+    assert "### Where the program starts" in piped
+    leader, follower = pty.openpty()
+    done = subprocess.run(
+        [sys.executable, "-m", "tfmemlint", "rule", "TFM205"],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "100", "TERM": "xterm"},
+        timeout=60,
+    )
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    text = shown.decode("utf-8", "replace")
+    assert done.returncode == 0, done.stderr
+    assert "Where the program starts" in text
+    assert "**What it does.**" not in text and "### " not in text  # rendered, not raw

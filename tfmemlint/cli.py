@@ -390,14 +390,26 @@ def rule(code: str | None, all_rules: bool) -> None:
     from tfmemlint.rules import ALL_RULES, RULES_BY_CODE
 
     if all_rules:
-        click.echo("\n\n".join(render_rule(r) for r in ALL_RULES))
+        _page("\n\n".join(render_rule(r) for r in ALL_RULES))
         return
     if code is None:
         raise click.UsageError("give a rule code, such as TFM101, or --all")
     found = RULES_BY_CODE.get(code.upper())
     if found is None:
         raise click.UsageError(f"unknown rule {code!r}; `tfmemlint rule --all` lists them")
-    click.echo(render_rule(found))
+    _page(render_rule(found))
+
+
+def _page(markdown: str) -> None:
+    """A rule's page: rendered with rich's Markdown in a terminal, as Markdown elsewhere (a
+    pipe, a file), where it is the site's page word for word."""
+    if not sys.stdout.isatty():
+        click.echo(markdown)
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    Console().print(Markdown(markdown))
 
 
 @cli.command()

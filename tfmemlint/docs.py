@@ -92,6 +92,7 @@ def render_rule(rule: Rule) -> str:
         f"**Example.**\n\n{_code_block(doc.example, doc.language)}\n\n"
         f"**Use instead.**\n\n{_code_block(doc.use_instead, doc.language)}\n\n"
         f"**Fix safety.** {doc.fix_safety}"
+        + "".join(f"\n\n### {heading}\n\n{text}" for heading, text in doc.details)
         + (f"\n\n**In files that need recovery.** {doc.recovery}" if doc.recovery else "")
     )
 

@@ -65,7 +65,8 @@ class Finding(NamedTuple):
 
 
 class RuleDoc(NamedTuple):
-    """A rule's page, in ruff's order: what, why, example, use instead, fix safety."""
+    """A rule's page, in ruff's order: what (one or two sentences, at most 60 words), why,
+    example, use instead, fix safety; then the detail, under headings a reader can skip to."""
 
     what_it_does: str
     why: str
@@ -76,6 +77,8 @@ class RuleDoc(NamedTuple):
     recovery: str = ""
     # The language of the example and its fix, for their code blocks.
     language: str = "python"
+    # The detail, under headings that the long pages share (`rules.family`): (heading, text).
+    details: tuple[tuple[str, str], ...] = ()
 
 
 Level = Literal["error", "warning", "info"]

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from tfmemlint.model import Rule
+from tfmemlint.model import DOCS_URL, Rule
 
 # The roots of every module whose names the rules resolve to TensorFlow APIs (tensorflow_estimator
 # included). Names are resolved only from a file's own imports, so a family that resolves names
@@ -25,6 +25,18 @@ DEVICE_CONFIGURATION_WORDS = (
 )
 FORCE_GROWTH_WORD = b"TF_FORCE_GPU_ALLOW_GROWTH"
 
+
+# The headings under which the long rule pages put their detail, the same on every page.
+LOOKS_AT = "Which code it looks at"
+CONFIGURED = "What counts as configured"
+PROGRAM = "Where the program starts"
+NOT_REPORTED = "What is not reported"
+# Where the site says, once for every rule, what tfmemlint understands.
+UNDERSTANDS = f"{DOCS_URL}understands/"
+SEE_PROGRAMS = (
+    f"See [TF2 programs]({UNDERSTANDS}#tf2-programs) and [when something else starts "
+    f"TensorFlow]({UNDERSTANDS}#when-something-else-starts-tensorflow)."
+)
 
 # On the page of every rule: what recovery means for its fix. (Recovery sets aside the
 # statements that do not parse, Python 2 or a broken notebook cell: TFM904, TFM902.)

@@ -1,7 +1,7 @@
 """TFM9xx: files tfmemlint could not check. They count as findings, as ruff counts syntax errors."""
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules.family import RuleFamily
+from tfmemlint.rules.family import LOOKS_AT, RuleFamily
 
 _NOT_READ = "Does not apply: the file is not read as Python, so nothing in it is set aside."
 
@@ -81,16 +81,23 @@ PYTHON2_SYNTAX = Rule(
     "checked",
     fixable=False,
     doc=RuleDoc(
-        what_it_does="Reports a file, or a notebook cell, with statements that are Python 2: a "
-        '`print` or `exec` statement, `except E, e:`, `raise E, "msg"`, backticks, `<>`, '
-        '`0777`, `10L`, `ur""`, tuple parameters. Each such statement is set aside as a '
-        "same-length stand-in (a block header keeps its block), and the rest of the file is "
-        "checked and fixed as usual. One line per file or cell names the first statement set "
-        "aside and how many were, and any set-aside line that names a TensorFlow API, since a "
-        "session there is not seen. A file whose indentation mixes tabs and spaces as Python 2 "
-        "reads it (a tab to the next multiple of 8 columns) and Python 3 refuses (`TabError`) "
-        "is read as Python 2 reads it and checked whole; its line says so, from the first row "
-        "Python 3 refuses.",
+        what_it_does="Reports Python 2 statements in a file or a notebook cell: each is set aside, "
+        "and the rest of the file is checked and fixed as usual.",
+        details=(
+            (
+                LOOKS_AT,
+                "Reports a file, or a notebook cell, with statements that are Python 2: a `print` "
+                'or `exec` statement, `except E, e:`, `raise E, "msg"`, backticks, `<>`, `0777`, '
+                '`10L`, `ur""`, tuple parameters. Each such statement is set aside as a '
+                "same-length stand-in (a block header keeps its block), and the rest of the file "
+                "is checked and fixed as usual. One line per file or cell names the first "
+                "statement set aside and how many were, and any set-aside line that names a "
+                "TensorFlow API, since a session there is not seen. A file whose indentation mixes "
+                "tabs and spaces as Python 2 reads it (a tab to the next multiple of 8 columns) "
+                "and Python 3 refuses (`TabError`) is read as Python 2 reads it and checked whole; "
+                "its line says so, from the first row Python 3 refuses.",
+            ),
+        ),
         why="TF1-era repositories often still hold Python 2 files, and their sessions are "
         "exactly what this tool is for. Lint a Python 2 codebase with `--ignore TFM904` to keep "
         "the gate on the session rules. " + _GOES_ON,
@@ -131,15 +138,24 @@ SYNTAX_ERROR = Rule(
     summary="Statements that are not valid Python 3 were set aside, or the file was not checked",
     fixable=False,
     doc=RuleDoc(
-        what_it_does="Reports code that does not parse as Python 3 and is not Python 2 (that "
-        "is TFM904), with Python's own message: a half-typed exercise (`W = ???`), IPython "
-        "syntax inside a statement (`files = !ls`), a block with no body. The statements that "
-        "fail are set aside and the rest of the file, or notebook cell, is checked and fixed as "
-        "usual; the line names the first statement set aside and how many were. Where nothing "
-        "can be set aside to make the rest parse (an `else:` with no `if`), or the code is "
-        "nested deeper than Python's parser allows (thousands of unary minus signs, 200 "
-        "brackets, which is never handed to libcst: its parser would overflow its stack), the "
-        "file is not checked at all, and the line gives Python's message and position.",
+        what_it_does="Reports code that does not parse as Python 3 and is not Python 2: the "
+        "statements that fail are set aside and the rest is checked, or, where nothing "
+        "can be set aside, the file is not checked.",
+        details=(
+            (
+                LOOKS_AT,
+                "Reports code that does not parse as Python 3 and is not Python 2 (that is "
+                "TFM904), with Python's own message: a half-typed exercise (`W = ???`), IPython "
+                "syntax inside a statement (`files = !ls`), a block with no body. The statements "
+                "that fail are set aside and the rest of the file, or notebook cell, is checked "
+                "and fixed as usual; the line names the first statement set aside and how many "
+                "were. Where nothing can be set aside to make the rest parse (an `else:` with no "
+                "`if`), or the code is nested deeper than Python's parser allows (thousands of "
+                "unary minus signs, 200 brackets, which is never handed to libcst: its parser "
+                "would overflow its stack), the file is not checked at all, and the line gives "
+                "Python's message and position.",
+            ),
+        ),
         why="tfmemlint never rewrites code it cannot parse. " + _GOES_ON,
         example="def f(:\n    pass",
         use_instead="def f():\n    pass",

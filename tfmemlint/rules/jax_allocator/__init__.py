@@ -7,7 +7,7 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules.family import RECOVERED_FIX, RuleFamily
+from tfmemlint.rules.family import LOOKS_AT, PROGRAM, RECOVERED_FIX, SEE_PROGRAMS, RuleFamily
 
 _SOURCE = (
     "JAX reads its allocator's variables once, when its GPU backend starts "
@@ -47,15 +47,26 @@ SHARED_GPU_PREALLOCATION = Rule(
     name="jax-preallocates-shared-gpu",
     summary="JAX preallocates 75 % of every GPU, in a program that shares it",
     doc=RuleDoc(
-        what_it_does="Finds a program that starts JAX on the GPU with preallocation on, where "
-        "Keras runs on JAX, or where the same program also starts TensorFlow with the GPUs "
-        "visible to it (it imports TensorFlow or a library that starts it, such as tfds, "
-        "itself or through a project module it imports, and does not hide every GPU from "
-        "it: TFM207's fix does) or uses PyTorch on the GPU (it "
-        "imports torch and says `cuda`). A program that reaches JAX only through a project "
-        "module (one it imports, itself or in turn, that imports JAX and calls into it) is "
-        "reported at its import of the module it comes through, unless a module on the way "
-        "names JAX's allocator, platform or `CUDA_VISIBLE_DEVICES`. " + _WHERE,
+        what_it_does="Finds a program that starts JAX on the GPU with preallocation on, where the "
+        "GPU is shared: with TensorFlow, with PyTorch on the GPU, or with Keras running "
+        "on JAX.",
+        details=(
+            (
+                PROGRAM,
+                "Finds a program that starts JAX on the GPU with preallocation on, where "
+                "Keras runs on JAX, or where the same program also starts TensorFlow with the GPUs "
+                "visible to it (it imports TensorFlow or a library that starts it, such as tfds, "
+                "itself or through a project module it imports, and does not hide every GPU from "
+                "it: TFM207's fix does) or uses PyTorch on the GPU (it "
+                "imports torch and says `cuda`). A program that reaches JAX only through a project "
+                "module (one it imports, itself or in turn, that imports JAX and calls into it) is "
+                "reported at its import of the module it comes through, unless a module on the way "
+                "names JAX's allocator, platform or `CUDA_VISIBLE_DEVICES`. "
+                + _WHERE
+                + " "
+                + SEE_PROGRAMS,
+            ),
+        ),
         why=_SOURCE + "With no setting JAX reserves 75 % of each GPU's total memory at its "
         "first op. The framework that shares the process then runs out of memory, or fails "
         "with `CUBLAS_STATUS_NOT_INITIALIZED` (google/flax#445, "
@@ -80,9 +91,19 @@ PREALLOCATION = Rule(
     summary="A JAX program preallocates 75 % of every GPU",
     doc=RuleDoc(
         what_it_does="Finds a program that starts JAX on the GPU with preallocation on, where "
-        "JAX is the only framework (TFM208 reports the others). Off by default: "
-        "preallocation is JAX's chosen default, faster for a program that has the GPU to "
-        "itself. Turn it on with `--extend-select TFM209` where programs share GPUs. " + _WHERE,
+        "JAX is the only framework. Off by default: turn it on where programs share GPUs.",
+        details=(
+            (
+                PROGRAM,
+                "Finds a program that starts JAX on the GPU with preallocation on, where "
+                "JAX is the only framework (TFM208 reports the others). Off by default: "
+                "preallocation is JAX's chosen default, faster for a program that has the GPU to "
+                "itself. Turn it on with `--extend-select TFM209` where programs share GPUs. "
+                + _WHERE
+                + " "
+                + SEE_PROGRAMS,
+            ),
+        ),
         why=_SOURCE + "With no setting JAX reserves 75 % of each GPU's total memory at its "
         "first op, whatever the program needs: on a shared GPU every other job then runs "
         "out of memory.",
@@ -101,14 +122,22 @@ INVALID_SETTING = Rule(
     name="invalid-jax-memory-setting",
     summary="A JAX allocator variable is set to a value JAX does not read as meant",
     doc=RuleDoc(
-        what_it_does="Finds, wherever the module sets them: `XLA_PYTHON_CLIENT_PREALLOCATE` "
-        'set to a value that means no but is not `"false"`, `"False"` or `"0"` (such as '
-        '`"FALSE"`, `"no"`, `"off"`); `XLA_PYTHON_CLIENT_MEM_FRACTION` or '
-        "`XLA_CLIENT_MEM_FRACTION` set to text that is no number, or to a fraction outside "
-        "(0, 1]; both fraction variables set (not in two branches of which one runs); "
-        '`XLA_PYTHON_CLIENT_ALLOCATOR` set to other than `"default"`, `"platform"`, '
-        '`"bfc"`, `"cuda_async"` or `"vmm"` (the empty text too, which jaxlib does not take '
-        "for unset).",
+        what_it_does="Finds JAX's allocator variables set in Python to values jaxlib misreads or "
+        "refuses: a no it reads as yes, a fraction that is no number or out of range, "
+        "an unknown allocator.",
+        details=(
+            (
+                LOOKS_AT,
+                "Finds, wherever the module sets them: `XLA_PYTHON_CLIENT_PREALLOCATE` set to a "
+                'value that means no but is not `"false"`, `"False"` or `"0"` (such as `"FALSE"`, '
+                '`"no"`, `"off"`); `XLA_PYTHON_CLIENT_MEM_FRACTION` or `XLA_CLIENT_MEM_FRACTION` '
+                "set to text that is no number, or to a fraction outside (0, 1]; both fraction "
+                "variables set (not in two branches of which one runs); "
+                '`XLA_PYTHON_CLIENT_ALLOCATOR` set to other than `"default"`, `"platform"`, '
+                '`"bfc"`, `"cuda_async"` or `"vmm"` (the empty text too, which jaxlib does not '
+                "take for unset).",
+            ),
+        ),
         why=_SOURCE + 'It turns preallocation off only for exactly "false", "False" or '
         '"0"; any other value leaves it on. It reads a fraction with `float()`, and an '
         "allocator from its list: anything else raises ValueError when the backend starts. "
@@ -131,14 +160,21 @@ CONFIGURED_AFTER_START = Rule(
     name="jax-configured-after-start",
     summary="A JAX allocator variable is set after JAX's backend started",
     doc=RuleDoc(
-        what_it_does="Finds a JAX allocator variable (`XLA_PYTHON_CLIENT_PREALLOCATE`, a "
-        "memory fraction, `XLA_PYTHON_CLIENT_ALLOCATOR`) set in the module body after a call "
-        "at module level that starts JAX's backend: a `jax.numpy` call (not its dtype helpers, "
-        "such as `jnp.issubdtype`) or a `jax.random` call, "
-        "`jax.devices`, `jax.local_devices`, `jax.device_count`, `jax.device_put`, "
-        "`jax.default_backend` (in a notebook, in a later cell, where a `%env` line counts "
-        "too). An import of JAX starts "
-        "nothing: a setting after `import jax` and before the first op is in time.",
+        what_it_does="Finds a JAX allocator variable set after a call at module level that already "
+        "started JAX's backend, which read its settings once, there.",
+        details=(
+            (
+                LOOKS_AT,
+                "Finds a JAX allocator variable (`XLA_PYTHON_CLIENT_PREALLOCATE`, a memory "
+                "fraction, `XLA_PYTHON_CLIENT_ALLOCATOR`) set in the module body after a call at "
+                "module level that starts JAX's backend: a `jax.numpy` call (not its dtype "
+                "helpers, such as `jnp.issubdtype`) or a `jax.random` call, `jax.devices`, "
+                "`jax.local_devices`, `jax.device_count`, `jax.device_put`, `jax.default_backend` "
+                "(in a notebook, in a later cell, where a `%env` line counts too). An import of "
+                "JAX starts nothing: a setting after `import jax` and before the first op is in "
+                "time.",
+            ),
+        ),
         why=_SOURCE + "Set after the backend started, the variable changes nothing: the "
         "75 % is already reserved.",
         example="import os\n\nimport jax\n\nkey = jax.random.PRNGKey(0)\n"

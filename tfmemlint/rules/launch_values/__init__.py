@@ -7,7 +7,7 @@ The logic lives beside these pages in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules.family import LAUNCH_RECOVERY, RuleFamily
+from tfmemlint.rules.family import LAUNCH_RECOVERY, LOOKS_AT, RuleFamily
 
 _WHERE = (
     "Launch files are `Dockerfile`, `Dockerfile.*`, `*.Dockerfile`, Compose files and Kubernetes "
@@ -62,10 +62,18 @@ INVALID_JAX_SETTING = Rule(
     name="launch-invalid-jax-memory-setting",
     summary="A launch file sets a JAX allocator variable to a value JAX does not read as meant",
     doc=RuleDoc(
-        what_it_does="Finds, in a launch file, the values TFM210 finds in Python: "
-        "`XLA_PYTHON_CLIENT_PREALLOCATE` set to a no that jaxlib reads as yes (`no`, `off`, "
-        "`FALSE`), a memory fraction that is no number or lies outside (0, 1], and an "
-        "allocator jaxlib does not know. " + _WHERE,
+        what_it_does="Finds, in a launch file, the values TFM210 finds in Python: a no that jaxlib "
+        "reads as yes, a fraction that is no number or out of range, an unknown "
+        "allocator.",
+        details=(
+            (
+                LOOKS_AT,
+                "Finds, in a launch file, the values TFM210 finds in Python: "
+                "`XLA_PYTHON_CLIENT_PREALLOCATE` set to a no that jaxlib reads as yes (`no`, "
+                "`off`, `FALSE`), a memory fraction that is no number or lies outside (0, 1], and "
+                "an allocator jaxlib does not know. " + _WHERE,
+            ),
+        ),
         why="jaxlib turns preallocation off only for exactly `false`, `False` or `0`, and raises "
         "ValueError at its first op for a fraction or an allocator it cannot read "
         "(jaxlib/xla_client.py, `generate_pjrt_gpu_plugin_options`).",

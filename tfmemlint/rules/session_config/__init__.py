@@ -5,7 +5,13 @@ The logic lives beside them in `check.py`.
 """
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules.family import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
+from tfmemlint.rules.family import (
+    CONFIGURED,
+    LOOKS_AT,
+    RECOVERED_FIX,
+    TENSORFLOW_MODULES,
+    RuleFamily,
+)
 
 _RECOVERY = (
     "In a file or notebook cell that needed recovery (TFM904, TFM902), a session created "
@@ -39,26 +45,35 @@ NO_CONFIG = Rule(
     name="session-without-config",
     summary="Session created without a config, so it reserves nearly all GPU memory",
     doc=RuleDoc(
-        what_it_does="Finds calls that create a session, or the server or runtime behind one, "
-        "with no config (keyword or positional) or with `None`: `Session`, "
-        "`train.MonitoredTrainingSession`, `train.SingularMonitoredSession`, "
-        "`train.ChiefSessionCreator` / `WorkerSessionCreator`, `train.MonitoredSession` without "
-        "a `session_creator`, `Supervisor(...).managed_session` / `prepare_or_wait_for_session`, "
-        "`SessionManager(...).prepare_session` / `recover_session` / `wait_for_session`, "
-        "`train.Server` and `Server.create_local_server`, `estimator.RunConfig` "
-        "(`session_config`), an `estimator.Estimator` or canned estimator (`DNNClassifier`, "
-        "`LinearRegressor`, ...) made with no `config`, slim's `learning.train`, "
-        "`evaluation.evaluate_once` and "
-        "`evaluation_loop` (`session_config`), `enable_eager_execution`, and "
-        "`contrib.learn.RunConfig`, whose own `gpu_memory_fraction` defaults to 1, the whole "
-        "GPU. Sessions given to Keras's `set_session` are checked where they are created. A bare "
-        "`InteractiveSession()` is not reported: TensorFlow gives it `allow_growth=True` itself "
-        "(session.py, `InteractiveSession.__init__`). `contrib.tpu.RunConfig` (or "
-        "`estimator.tpu.RunConfig`) and `TPUEstimator` are reported only where the module runs "
-        "a TPUEstimator off the TPU by default (`use_tpu=False`, or a flag whose default is "
-        "off, as BERT's `FLAGS.use_tpu`): it then trains on the GPUs, with no session config. "
-        "On a TPU they hold no GPU memory; the fix's config keeps TPU's own "
-        "`allow_soft_placement` and `isolate_session_state`. " + _ON_A_SERVER,
+        what_it_does="Finds a session, or the server or runtime behind one (monitored sessions, "
+        "estimators, slim's loops, `train.Server`, `enable_eager_execution`), created "
+        "with no config: it reserves nearly all of every GPU.",
+        details=(
+            (
+                LOOKS_AT,
+                "Finds calls that create a session, or the server or runtime behind one, with no "
+                "config (keyword or positional) or with `None`: `Session`, "
+                "`train.MonitoredTrainingSession`, `train.SingularMonitoredSession`, "
+                "`train.ChiefSessionCreator` / `WorkerSessionCreator`, `train.MonitoredSession` "
+                "without a `session_creator`, `Supervisor(...).managed_session` / "
+                "`prepare_or_wait_for_session`, `SessionManager(...).prepare_session` / "
+                "`recover_session` / `wait_for_session`, `train.Server` and "
+                "`Server.create_local_server`, `estimator.RunConfig` (`session_config`), an "
+                "`estimator.Estimator` or canned estimator (`DNNClassifier`, `LinearRegressor`, "
+                "...) made with no `config`, slim's `learning.train`, `evaluation.evaluate_once` "
+                "and `evaluation_loop` (`session_config`), `enable_eager_execution`, and "
+                "`contrib.learn.RunConfig`, whose own `gpu_memory_fraction` defaults to 1, the "
+                "whole GPU. Sessions given to Keras's `set_session` are checked where they are "
+                "created. A bare `InteractiveSession()` is not reported: TensorFlow gives it "
+                "`allow_growth=True` itself (session.py, `InteractiveSession.__init__`). "
+                "`contrib.tpu.RunConfig` (or `estimator.tpu.RunConfig`) and `TPUEstimator` are "
+                "reported only where the module runs a TPUEstimator off the TPU by default "
+                "(`use_tpu=False`, or a flag whose default is off, as BERT's `FLAGS.use_tpu`): it "
+                "then trains on the GPUs, with no session config. On a TPU they hold no GPU "
+                "memory; the fix's config keeps TPU's own `allow_soft_placement` and "
+                "`isolate_session_state`. " + _ON_A_SERVER,
+            ),
+        ),
         why=_WHY,
         example="import tensorflow.compat.v1 as tf\n\nsess = tf.Session()",
         use_instead="import tensorflow.compat.v1 as tf\n\n"
@@ -80,14 +95,23 @@ CONFIG_WITHOUT_MEMORY_OPTION = Rule(
     name="config-without-memory-option",
     summary="Session config sets no GPU memory option",
     doc=RuleDoc(
-        what_it_does="Finds sessions whose `ConfigProto` sets none of `gpu_options.allow_growth`, "
-        "`per_process_gpu_memory_fraction`, `experimental.virtual_devices` or "
-        "`device_count={'GPU': 0}`: an inline `ConfigProto(...)`, a `GPUOptions(...)` without a "
-        "memory field, a config variable built in the same or an enclosing scope, or one that a "
-        "function returns (one level deep), of the same module or of another module of the "
-        "project; the message then says where that function builds it. A setting made only "
-        "after the session is created has no effect and does not count. A session on a "
-        "server's target is not reported: the server's config governs (see TFM101).",
+        what_it_does="Finds a session whose `ConfigProto` sets no GPU memory option: neither "
+        "`allow_growth`, a memory fraction, virtual-device limits nor "
+        "`device_count={'GPU': 0}`.",
+        details=(
+            (
+                CONFIGURED,
+                "Finds sessions whose `ConfigProto` sets none of `gpu_options.allow_growth`, "
+                "`per_process_gpu_memory_fraction`, `experimental.virtual_devices` or "
+                "`device_count={'GPU': 0}`: an inline `ConfigProto(...)`, a `GPUOptions(...)` "
+                "without a memory field, a config variable built in the same or an enclosing "
+                "scope, or one that a function returns (one level deep), of the same module or of "
+                "another module of the project; the message then says where that function builds "
+                "it. A setting made only after the session is created has no effect and does not "
+                "count. A session on a server's target is not reported: the server's config "
+                "governs (see TFM101).",
+            ),
+        ),
         why=_WHY,
         example="config = tf.ConfigProto(allow_soft_placement=True)\n"
         "sess = tf.Session(config=config)",
@@ -129,13 +153,19 @@ UNRESOLVED_CONFIG = Rule(
     fixable=False,
     level="warning",  # a session that may reserve every GPU; nobody can tell which
     doc=RuleDoc(
-        what_it_does="Reports sessions whose config tfmemlint cannot follow: a function "
-        "parameter, an attribute, a helper that is not the project's or has several `return`s, "
-        "`**kwargs`, a config passed to code "
-        "that may change it; a session on the `.target` of a server built out of sight; and "
-        "`set_session(sess)` with a session created out of sight. "
-        "Off by default; turn it on with `--select TFM190` or "
-        "`--extend-select TFM190` to audit them.",
+        what_it_does="Reports the sessions whose config tfmemlint cannot follow (a parameter, an "
+        "attribute, a helper out of reach), for an audit. Off by default.",
+        details=(
+            (
+                LOOKS_AT,
+                "Reports sessions whose config tfmemlint cannot follow: a function parameter, an "
+                "attribute, a helper that is not the project's or has several `return`s, "
+                "`**kwargs`, a config passed to code that may change it; a session on the "
+                "`.target` of a server built out of sight; and `set_session(sess)` with a session "
+                "created out of sight. Off by default; turn it on with `--select TFM190` or "
+                "`--extend-select TFM190` to audit them.",
+            ),
+        ),
         why="These sessions may or may not limit GPU memory. The default output holds only "
         "problems tfmemlint can prove.",
         example="def make_session(config):\n    return tf.Session(config=config)",

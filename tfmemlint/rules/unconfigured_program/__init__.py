@@ -10,7 +10,13 @@ import re
 
 from tfmemlint.model import Rule, RuleDoc
 from tfmemlint.rules import starters
-from tfmemlint.rules.family import RECOVERED_FIX, TENSORFLOW_MODULES, RuleFamily
+from tfmemlint.rules.family import (
+    PROGRAM,
+    RECOVERED_FIX,
+    SEE_PROGRAMS,
+    TENSORFLOW_MODULES,
+    RuleFamily,
+)
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
     DJANGO_PACKAGES,
@@ -32,59 +38,64 @@ UNCONFIGURED_PROGRAM = Rule(
     name="unconfigured-tf2-script",
     summary="A TF2 program starts the runtime without configuring GPU memory",
     doc=RuleDoc(
-        what_it_does="Finds TF2 entry points whose code starts TensorFlow's runtime before any "
-        "GPU memory setting ran. An entry point is a notebook; a module with "
-        '`if __name__ == "__main__":`; one that calls `absl.app.run`, '
-        "`tf.compat.v1.app.run`, `fire.Fire`, `typer.run`, `tyro.cli` or jsonargparse's "
-        "`CLI`, or defines a click or typer command, at module level; the module of a "
-        "`[project.scripts]` (or `[project.gui-scripts]`, `[tool.poetry.scripts]`) entry of "
-        "the nearest "
-        "pyproject.toml; a module that uses Keras and calls `fit`, `evaluate` or `predict` at "
-        "module level; a script with no guard, outside any package or in a folder of scripts "
-        "(`examples/`, `tools/`), that prints at module "
-        "level or names a library that starts TensorFlow, and does something there (a call "
-        "whose result it does not keep, a loop). Library modules are never reported, and "
-        "neither are test modules: a module whose `__main__` guard only runs its tests "
-        "(`tf.test.main()`, `absltest.main()`, `unittest.main()`) is a suite that pytest "
-        "imports without it. From the entry code the rule "
-        "follows, in the order they run, the functions and classes of the module and of the "
-        "project that it calls (a class's `__init__`, the methods of its objects, static "
-        "methods), the project modules it imports (their import-time code, where it may set "
-        "GPU memory up), decorators, default values and class bodies, and notebook cells in "
-        "order, "
-        "up to the first call that starts the runtime: an op (`tf.constant`, `tf.math.*`, "
-        "...), a Keras model, a `tf.data` dataset, `model.fit` / `evaluate` / `predict`, "
-        "`tf.saved_model.load`, `list_logical_devices`. Any of these before it counts as "
-        "configuration: `set_memory_growth`, a logical-device memory limit, "
-        "`set_visible_devices([], 'GPU')`, `TF_FORCE_GPU_ALLOW_GROWTH`, "
-        '`CUDA_VISIBLE_DEVICES=""` or `"-1"`, or a framework known to configure the GPU '
-        "(`frameworks.py` lists each with its source). A setting that runs only when a "
-        "command-line flag whose default is off is passed (`if FLAGS.allow_growth:`; absl, "
-        "argparse, click, typer) is missing by default, and the message names the flag. Not "
-        "reported: a program that never "
-        "starts the runtime (it only imports TensorFlow, or lists physical devices); TF1-style "
-        "code (sessions, names only TF1 has such as `tf.placeholder`, "
-        "`tf.compat.v1.disable_eager_execution()`, `import tensorflow.compat.v1 as tf`, an "
-        "import from `tensorflow.contrib`, which TF2 dropped, or a "
-        "call into a project function that runs such code, like a helper that makes a "
-        "`tf.Session`), which the session rules cover; a TPU program; an entry module that "
-        "configures GPU memory anywhere the walk could not place (TFM203 reports a setting "
-        "that comes too late), or that calls into a project module that sets GPU memory up "
-        "in a way the walk cannot follow. A module with no `import tensorflow` of its own is "
-        "looked at when it imports Keras and Keras runs on TensorFlow, or a library that "
-        "starts TensorFlow's runtime: tfds (`load`, `builder(...).as_dataset`, `as_numpy`), "
-        "tensorflow_hub (`load`, `KerasLayer`), transformers' TF classes "
-        "(`TFAutoModel.from_pretrained`), `tf_keras`, tensorflow_text, keras-hub, keras-nlp "
-        "and keras-cv models and layers where Keras runs on TensorFlow, and keras-cv's "
-        "preprocessing layers on every backend, seqio's datasets and evaluator, and the "
-        "Model Garden's `run_experiment` (`tfmemlint/rules/starters.py` lists each "
-        "with its source). Keras's backend is read as Keras reads it: "
-        "`os.environ['KERAS_BACKEND']` set before `import keras`, a notebook's "
-        "`%env KERAS_BACKEND=...` in a cell above that import, the configuration's "
-        "`keras-backend`, else `tensorflow`, "
-        "Keras's default, which the message then says. A program that computes with JAX or "
-        "PyTorch and uses TensorFlow only around it is TFM207's. On by default "
-        "since 0.2.0 (before, it was opt-in and looked only at `__main__` scripts).",
+        what_it_does="Finds a TF2 program (a script, a command, a notebook, a served app) that "
+        "starts TensorFlow's runtime, in its own code, through the project's modules or "
+        "through a library, before any GPU memory setting runs.",
+        details=(
+            (
+                PROGRAM,
+                "Finds TF2 entry points whose code starts TensorFlow's runtime before any GPU "
+                "memory setting ran. An entry point is a notebook; a module with `if __name__ == "
+                '"__main__":`; one that calls `absl.app.run`, `tf.compat.v1.app.run`, `fire.Fire`, '
+                "`typer.run`, `tyro.cli` or jsonargparse's `CLI`, or defines a click or typer "
+                "command, at module level; the module of a `[project.scripts]` (or "
+                "`[project.gui-scripts]`, `[tool.poetry.scripts]`) entry of the nearest "
+                "pyproject.toml; a module that uses Keras and calls `fit`, `evaluate` or `predict` "
+                "at module level; a script with no guard, outside any package or in a folder of "
+                "scripts (`examples/`, `tools/`), that prints at module level or names a library "
+                "that starts TensorFlow, and does something there (a call whose result it does not "
+                "keep, a loop). Library modules are never reported, and neither are test modules: "
+                "a module whose `__main__` guard only runs its tests (`tf.test.main()`, "
+                "`absltest.main()`, `unittest.main()`) is a suite that pytest imports without it. "
+                "From the entry code the rule follows, in the order they run, the functions and "
+                "classes of the module and of the project that it calls (a class's `__init__`, the "
+                "methods of its objects, static methods), the project modules it imports (their "
+                "import-time code, where it may set GPU memory up), decorators, default values and "
+                "class bodies, and notebook cells in order, up to the first call that starts the "
+                "runtime: an op (`tf.constant`, `tf.math.*`, ...), a Keras model, a `tf.data` "
+                "dataset, `model.fit` / `evaluate` / `predict`, `tf.saved_model.load`, "
+                "`list_logical_devices`. Any of these before it counts as configuration: "
+                "`set_memory_growth`, a logical-device memory limit, `set_visible_devices([], "
+                '\'GPU\')`, `TF_FORCE_GPU_ALLOW_GROWTH`, `CUDA_VISIBLE_DEVICES=""` or `"-1"`, or '
+                "a framework known to configure the GPU (`frameworks.py` lists each with its "
+                "source). A setting that runs only when a command-line flag whose default is off "
+                "is passed (`if FLAGS.allow_growth:`; absl, argparse, click, typer) is missing by "
+                "default, and the message names the flag. Not reported: a program that never "
+                "starts the runtime (it only imports TensorFlow, or lists physical devices); "
+                "TF1-style code (sessions, names only TF1 has such as `tf.placeholder`, "
+                "`tf.compat.v1.disable_eager_execution()`, `import tensorflow.compat.v1 as tf`, an "
+                "import from `tensorflow.contrib`, which TF2 dropped, or a call into a project "
+                "function that runs such code, like a helper that makes a `tf.Session`), which the "
+                "session rules cover; a TPU program; an entry module that configures GPU memory "
+                "anywhere the walk could not place (TFM203 reports a setting that comes too late), "
+                "or that calls into a project module that sets GPU memory up in a way the walk "
+                "cannot follow. A module with no `import tensorflow` of its own is looked at when "
+                "it imports Keras and Keras runs on TensorFlow, or a library that starts "
+                "TensorFlow's runtime: tfds (`load`, `builder(...).as_dataset`, `as_numpy`), "
+                "tensorflow_hub (`load`, `KerasLayer`), transformers' TF classes "
+                "(`TFAutoModel.from_pretrained`), `tf_keras`, tensorflow_text, keras-hub, "
+                "keras-nlp and keras-cv models and layers where Keras runs on TensorFlow, and "
+                "keras-cv's preprocessing layers on every backend, seqio's datasets and evaluator, "
+                "and the Model Garden's `run_experiment` (`tfmemlint/rules/starters.py` lists each "
+                "with its source). Keras's backend is read as Keras reads it: "
+                "`os.environ['KERAS_BACKEND']` set before `import keras`, a notebook's `%env "
+                "KERAS_BACKEND=...` in a cell above that import, the configuration's "
+                "`keras-backend`, else `tensorflow`, Keras's default, which the message then says. "
+                "A program that computes with JAX or PyTorch and uses TensorFlow only around it is "
+                "TFM207's. On by default since 0.2.0 (before, it was opt-in and looked only at "
+                "`__main__` scripts)." + " " + SEE_PROGRAMS,
+            ),
+        ),
         why="TF2's eager runtime reserves nearly all of every visible GPU's memory at its first "
         "op (python/eager/context.py; tensorflow/tensorflow#8170 for the other jobs on that "
         "GPU). A program's entry point is where the setting belongs: it runs before anything "
@@ -141,16 +152,25 @@ GUEST_PROGRAM = Rule(
     name="tensorflow-guest-takes-gpu",
     summary="TensorFlow, used only around a JAX or PyTorch program, takes the GPU memory it needs",
     doc=RuleDoc(
-        what_it_does="Finds programs that compute with JAX (jax, flax, haiku, optax, "
-        "equinox, objax, ...), with PyTorch, or with Keras on the JAX or PyTorch backend, and "
-        "use TensorFlow only for data, logging or preprocessing (`tf.data`, TFDS, "
-        "`tf.summary`, TFRecords), where TensorFlow's runtime starts with every GPU visible "
-        "to it. The program is followed from its entry point as TFM205 follows one, and the "
-        "same settings count as configured: hidden GPUs, growth on every GPU, a memory "
-        "limit. A program is taken for such a guest host when its entry module imports the "
-        "framework and neither builds, trains nor runs a TensorFlow model: no Keras on "
-        "TensorFlow, `tf.function`, `GradientTape`, `tf.Variable`, optimizer, distribution "
-        "strategy, hub, tf_keras or transformers TF model. Any of these makes it TFM205's.",
+        what_it_does="Finds a JAX or PyTorch program that uses TensorFlow only around it (data, "
+        "logging, preprocessing), where TensorFlow's runtime starts with every GPU "
+        "visible to it and takes the memory the program needs.",
+        details=(
+            (
+                PROGRAM,
+                "Finds programs that compute with JAX (jax, flax, haiku, optax, equinox, objax, "
+                "...), with PyTorch, or with Keras on the JAX or PyTorch backend, and use "
+                "TensorFlow only for data, logging or preprocessing (`tf.data`, TFDS, "
+                "`tf.summary`, TFRecords), where TensorFlow's runtime starts with every GPU "
+                "visible to it. The program is followed from its entry point as TFM205 follows "
+                "one, and the same settings count as configured: hidden GPUs, growth on every GPU, "
+                "a memory limit. A program is taken for such a guest host when its entry module "
+                "imports the framework and neither builds, trains nor runs a TensorFlow model: no "
+                "Keras on TensorFlow, `tf.function`, `GradientTape`, `tf.Variable`, optimizer, "
+                "distribution strategy, hub, tf_keras or transformers TF model. Any of these makes "
+                "it TFM205's." + " " + SEE_PROGRAMS,
+            ),
+        ),
         why="TensorFlow's runtime reserves nearly all of every visible GPU at its first op, "
         "and the framework that does the real work then dies with out-of-memory or "
         "`CUBLAS_STATUS_NOT_INITIALIZED` (google/flax#445, google-deepmind/acme#208, "
@@ -254,17 +274,25 @@ KERAS_SESSION = Rule(
     name="keras-session-unconfigured",
     summary="TF1-era Keras makes its own session, with no GPU memory option",
     doc=RuleDoc(
-        what_it_does="Finds TF1-era Keras programs (standalone Keras 2, or `tf.keras` in graph "
-        "mode: TF1 code as TFM205 tells it) whose Keras builds, loads or trains a model "
-        "(`fit`, `predict`, `evaluate` and the other training methods, `load_model`, "
-        "`load_weights`, `K.get_session()`, `K.eval`, `K.get_value`, `K.set_value`) while "
-        "the program neither makes a session of its own nor hands Keras one "
-        "(`K.set_session(...)`, `tf.keras.backend.set_session(...)`, "
-        "`tf.compat.v1.keras.backend.set_session(...)`: the session rules check the session "
-        "given, so one without a memory option is TFM101 or TFM102 there). Where that Keras "
-        "code is in a project module the program runs, the finding is at its import. Entry "
-        "points, and what counts as configuration (`TF_FORCE_GPU_ALLOW_GROWTH`, hidden GPUs), "
-        "are TFM205's.",
+        what_it_does="Finds a TF1-era Keras program whose Keras builds, loads or trains a model "
+        "while nothing hands Keras a session: Keras then makes its own, with no GPU "
+        "memory option.",
+        details=(
+            (
+                PROGRAM,
+                "Finds TF1-era Keras programs (standalone Keras 2, or `tf.keras` in graph mode: "
+                "TF1 code as TFM205 tells it) whose Keras builds, loads or trains a model (`fit`, "
+                "`predict`, `evaluate` and the other training methods, `load_model`, "
+                "`load_weights`, `K.get_session()`, `K.eval`, `K.get_value`, `K.set_value`) while "
+                "the program neither makes a session of its own nor hands Keras one "
+                "(`K.set_session(...)`, `tf.keras.backend.set_session(...)`, "
+                "`tf.compat.v1.keras.backend.set_session(...)`: the session rules check the "
+                "session given, so one without a memory option is TFM101 or TFM102 there). Where "
+                "that Keras code is in a project module the program runs, the finding is at its "
+                "import. Entry points, and what counts as configuration "
+                "(`TF_FORCE_GPU_ALLOW_GROWTH`, hidden GPUs), are TFM205's." + " " + SEE_PROGRAMS,
+            ),
+        ),
         why="On first use, Keras 2's backend makes its session with "
         "`ConfigProto(allow_soft_placement=True)` and no memory option "
         "(keras/backend/tensorflow_backend.py, `get_session`; in TensorFlow, "
