@@ -543,3 +543,34 @@ def test_growth_set_to_another_value_is_not_added_again(tmp_path: Path) -> None:
     )
     found = {(f["code"], f["fix"] is None) for f in _json(str(script))}
     assert found == {("TFM502", True), ("TFM511", True)}  # reported, and no fix offered
+
+
+def test_a_compose_service_built_from_a_dockerfile_runs_its_program_with_both(
+    tmp_path: Path,
+) -> None:
+    """Compose's environment over the image's, the image's command or the service's own, laid
+    out by the image's COPY and WORKDIR."""
+    dockerfile = """\
+        FROM tensorflow/tensorflow:2.21.0-gpu
+        WORKDIR /srv
+        COPY src/ ./src/
+        CMD ["python", "src/train.py"]
+        """
+    compose = """\
+        services:
+          train:
+            build: .
+            environment:
+              TF_FORCE_GPU_ALLOW_GROWTH: "true"
+          evaluate:
+            build:
+              context: .
+            command: python src/train.py --evaluate
+            environment:
+              - TF_FORCE_GPU_ALLOW_GROWTH=1
+        """
+    root = _program_project(tmp_path, {"Dockerfile": dockerfile, "compose.yaml": compose})
+    # `evaluate` runs train.py too, with a value TensorFlow ignores: not set up everywhere
+    assert ("src/train.py", "TFM205") in _programs_found(root)
+    (root / "compose.yaml").write_text(textwrap.dedent(compose).replace("=1", "=true"))
+    assert _programs_found(root) == [("eval.py", "TFM205")]

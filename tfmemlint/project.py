@@ -22,6 +22,7 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tfmemlint.model import Dependency
@@ -467,6 +468,7 @@ class FileResolver:
 
         paths, listed = self.index.files.launchers(self.importer)
         depends: set[Dependency] = set(listed)
+        built: set[str] = set()
         root = self.index.files.root_of(self.importer)
         found = []
         for path in paths:
@@ -474,8 +476,27 @@ class FileResolver:
             depends |= read
             starts = _folders_up_to(os.path.dirname(path), root)
             for run in launch.runs if launch is not None else ():
-                if runs_file(run, path, self.importer, starts):
-                    found.append(Launched(self.display(path), _environment(run.env), False))
+                env: Sequence[Setting] = run.env
+                runs = [(run, path)] if run.target else []
+                if run.build is not None:  # a Compose service built from a Dockerfile
+                    image_file = os.path.normpath(os.path.join(os.path.dirname(path), run.build))
+                    image, read = self.index.launch_file(image_file)
+                    depends |= read or self.index.files.missing(image_file)
+                    built.add(image_file)
+                    if image is not None and image.processes:
+                        env = (*image.processes[0].settings, *run.env)
+                    for own in image.runs if image is not None else ():
+                        if run.target:  # the service's command, in the image's layout
+                            workdir = run.workdir or own.workdir
+                            runs.append(
+                                (replace(run, mounts=own.mounts, workdir=workdir), image_file)
+                            )
+                        elif own.target:  # the image's own command
+                            runs.append((own, image_file))
+                if any(runs_file(each, at, self.importer, starts) for each, at in runs):
+                    found.append(Launched(self.display(path), _environment(env), False))
+        # A Dockerfile that a Compose file builds runs through it, with its environment.
+        found = [each for each in found if each.launcher not in map(self.display, built)]
         for path in configured:
             launch, read = self.index.launch_file(path)
             depends |= read or self.index.files.missing(path)

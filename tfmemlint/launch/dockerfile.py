@@ -108,8 +108,7 @@ def read_dockerfile(text: str) -> LaunchFile:
     if stages:
         process, run = _image(stages)
         launch.processes.append(process)
-        if run is not None:
-            launch.runs.append(run)
+        launch.runs.append(run)
     return launch
 
 
@@ -126,7 +125,7 @@ def _from(line: _Line, begin: int, text: str) -> _Stage | None:
     return _Stage(name, image, span, len(text) if newline < 0 else newline + 1)
 
 
-def _image(stages: list[_Stage]) -> tuple[Process, Run | None]:
+def _image(stages: list[_Stage]) -> tuple[Process, Run]:
     """The image the file builds (its last stage): the image it starts from, through the
     stages it names, their settings and its command; and the Python program it runs."""
     last = stages[-1]
@@ -155,11 +154,10 @@ def _image(stages: list[_Stage]) -> tuple[Process, Run | None]:
         None,
         (last.after_from, "ENV {name}={value}\n"),
     )
-    ran = program(words)
-    run = None
-    if ran is not None:
-        run = Run(ran[0], ran[1], tuple(settings), tuple(reversed(mounts)), workdir)
-    return process, run
+    # The image's program, or, where it runs none that can be told, only its layout (a
+    # Compose service may run its own command in it).
+    target, module = program(words) or ("", False)
+    return process, Run(target, module, tuple(settings), tuple(reversed(mounts)), workdir)
 
 
 def _copied(rest: str, workdir: str | None) -> list[tuple[str, str]]:

@@ -90,6 +90,10 @@ class Run:
     # path starts from (`WORKDIR`), if the file says.
     mounts: tuple[tuple[str, str], ...] = ()
     workdir: str | None = None
+    # The Dockerfile (from the launch file's folder) whose image runs it, a Compose service's
+    # `build:`: the image's ENV comes under this file's, its COPY and WORKDIR lay paths out;
+    # with no target of its own (""), the image's own command runs.
+    build: str | None = None
 
 
 @dataclass

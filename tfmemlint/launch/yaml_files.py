@@ -13,6 +13,7 @@ round trips, which the fixes do not need, since they edit the text in place.
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from tfmemlint.launch.model import (
@@ -96,16 +97,11 @@ def _compose(text: str, document: Any, launch: LaunchFile) -> None:
                 launch.commands.append(command)
                 words += command.words
         ran = program(words)
-        if ran is not None:
-            launch.runs.append(
-                Run(
-                    ran[0],
-                    ran[1],
-                    tuple(settings),
-                    _volumes(service),
-                    _scalar(service, "working_dir"),
-                )
-            )
+        built = _built_from(service)
+        if ran is not None or (built is not None and not words):
+            target, module = ran if ran is not None else ("", False)
+            volumes, workdir = _volumes(service), _scalar(service, "working_dir")
+            launch.runs.append(Run(target, module, tuple(settings), volumes, workdir, built))
         image = _get(service, "image")
         launch.processes.append(
             Process(
@@ -119,6 +115,21 @@ def _compose(text: str, document: Any, launch: LaunchFile) -> None:
                 _get(service, "env_file") is not None,
             )
         )
+
+
+def _built_from(service: Any) -> str | None:
+    """The Dockerfile a service's image is built from (`build: .`, or its `context` and
+    `dockerfile`), as a path from the Compose file's folder; None where it names no build."""
+    import yaml
+
+    build = _get(service, "build")
+    if isinstance(build, yaml.ScalarNode) and build.value:
+        return posixpath.join(build.value, "Dockerfile")
+    context = _scalar(build, "context")
+    if isinstance(build, yaml.MappingNode):
+        dockerfile = _scalar(build, "dockerfile") or "Dockerfile"
+        return posixpath.join(context or ".", dockerfile)
+    return None
 
 
 def _volumes(service: Any) -> tuple[tuple[str, str], ...]:
