@@ -138,3 +138,37 @@ def write(tmp_path: Path):
         return path
 
     return _write
+
+
+def on_a_terminal(
+    *args: str,
+    stream: str = "stdout",
+    cwd: Path | str | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
+    """Run the real `tfmemlint` with `stream` ("stdout" or "stderr") on a pseudo-terminal, the
+    other one discarded; return what the terminal saw. Fails if it exits with 2."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: terminal}
+    done = subprocess.run(
+        [sys.executable, "-m", "tfmemlint", *args],
+        cwd=cwd,
+        env=env if env is not None else dict(os.environ),
+        timeout=300,
+        **streams,
+    )
+    os.close(terminal)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the terminal's other end is closed: everything was read
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(controller)
+    assert done.returncode != 2
+    return seen.decode("utf-8", "replace")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, built_once, run_cli
+from tests.conftest import ROOT, built_once, on_a_terminal, run_cli
 from tfmemlint import config
 from tfmemlint.model import DOCS_URL
 from tfmemlint.rules import ALL_RULES
@@ -177,31 +177,9 @@ def test_every_rule_says_what_it_does_in_at_most_sixty_words() -> None:
 def test_a_rule_page_in_a_terminal_is_rendered_markdown() -> None:
     """In a terminal (a pseudo-terminal here) rich renders the page; in a pipe it is the
     site's Markdown."""
-    import pty
-
     piped = run_cli("rule", "TFM205").stdout
     assert piped.startswith("TFM205 unconfigured-tf2-script\n\n**What it does.**")
     assert "### Where the program starts" in piped
-    leader, follower = pty.openpty()
-    done = subprocess.run(
-        [sys.executable, "-m", "tfmemlint", "rule", "TFM205"],
-        stdout=follower,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "COLUMNS": "100", "TERM": "xterm"},
-        timeout=60,
-    )
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
-    text = shown.decode("utf-8", "replace")
-    assert done.returncode == 0, done.stderr
+    text = on_a_terminal("rule", "TFM205", env={**os.environ, "COLUMNS": "100", "TERM": "xterm"})
     assert "Where the program starts" in text
     assert "**What it does.**" not in text and "### " not in text  # rendered, not raw

@@ -9,7 +9,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import on_a_terminal, run_cli
 from tfmemlint.rules import ALL_RULES
 
 SOURCE = (
@@ -174,32 +174,7 @@ def test_show_fixes_prints_each_fix_as_a_diff(project: Path) -> None:
 
 def _run_on_a_terminal(tmp_path: Path, env: dict[str, str]) -> str:
     """Run tfmemlint with stderr on a pseudo-terminal; return what the terminal saw."""
-    import pty
-    import subprocess
-    import sys
-
-    controller, terminal = pty.openpty()
-    done = subprocess.run(
-        [sys.executable, "-m", "tfmemlint", "--exit-zero", "."],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=terminal,
-        timeout=300,
-    )
-    os.close(terminal)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(controller, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(controller)
-    assert done.returncode == 0
-    return seen.decode("utf-8", "replace")
+    return on_a_terminal("--exit-zero", ".", stream="stderr", cwd=tmp_path, env=env)
 
 
 def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
