@@ -165,3 +165,41 @@ def test_a_worker_dying_while_files_are_still_read_costs_nothing(
     )
     assert len(results) == len(items)
     assert sum(len(r.findings) for r in results) == 11
+
+
+def _deaf_worker_start(parent: int, config_root: str | None = None) -> None:
+    """A worker that misses SIGTERM, as one still starting under an inherited handler may."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _dying_or_stuck_worker(pending, mode, verbose):  # type: ignore[no-untyped-def]
+    """_dying_worker, and a worker handed t00.py stays in its task (it never ends by itself)."""
+    if pending.path.endswith("t00.py") and os.getpid() != _MAIN_PID:
+        time.sleep(3600)
+    if pending.path.endswith("t00.py"):
+        time.sleep(0.5)  # in this process: let the other worker reach t03.py and die first
+    return _dying_worker(pending, mode, verbose)
+
+
+def test_a_worker_that_misses_the_pools_sigterm_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One worker dies; the pool ends the others with SIGTERM and waits for them. One that
+    misses it would keep the run from ever ending: after POOL_END_S it is killed, and the
+    files are checked in this process."""
+    items = []
+    for index in range(12):
+        items.append(tmp_path / f"t{index:02d}.py")
+        items[-1].write_text(BARE)
+    monkeypatch.setattr(runner, "_start_worker", _deaf_worker_start)
+    monkeypatch.setattr(runner, "_check_pending", _dying_or_stuck_worker)
+    monkeypatch.setattr(runner, "POOL_END_S", 1.0, raising=False)
+    started = time.monotonic()
+    results = list(
+        runner.Run([str(p) for p in items], Settings.default(ALL_RULES), "check", jobs=2)
+    )
+    assert len(results) == len(items)
+    assert sum(len(r.findings) for r in results) == len(items)
+    assert time.monotonic() - started < 120  # a guard against a hang, not a speed check

@@ -42,6 +42,8 @@ def run(
 
 # Below this many files to parse, starting worker processes costs more than it saves.
 MIN_FILES_FOR_WORKERS = 8
+# How long the pool's end may wait for its workers once their tasks are done or cancelled.
+POOL_END_S = 30.0
 
 
 @dataclass
@@ -158,7 +160,7 @@ class Run:
 
     def _stop_pool(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+            _shut_down(self._pool)
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -267,6 +269,23 @@ _run_index: ProjectIndex | None = None
 
 def _check_pending(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
     return check_file(pending.path, pending.settings, mode, verbose, pending.raw, _run_index)
+
+
+def _shut_down(pool: ProcessPoolExecutor) -> None:
+    """Shut the pool down, its running tasks finished. Where a worker missed the pool's SIGTERM
+    (one that a dead worker's pool ended while it was still starting, under the handler it
+    inherited), the pool would wait for it forever: after POOL_END_S it is killed."""
+    manager = getattr(pool, "_executor_manager_thread", None)
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    if manager is None:
+        return
+    manager.join(POOL_END_S)
+    if manager.is_alive():
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.kill()
+        manager.join()
 
 
 def _start_pool(workers: int, config_root: str | None) -> ProcessPoolExecutor:
