@@ -574,3 +574,15 @@ def test_a_compose_service_built_from_a_dockerfile_runs_its_program_with_both(
     assert ("src/train.py", "TFM205") in _programs_found(root)
     (root / "compose.yaml").write_text(textwrap.dedent(compose).replace("=1", "=true"))
     assert _programs_found(root) == [("eval.py", "TFM205")]
+
+
+def test_a_comment_inside_a_commands_output_stays_on_its_own_row(tmp_path: Path) -> None:
+    """The commands inside `$(...)` are read on their own: a comment there is on its own
+    row, and leaves the suppression on another row alone."""
+    script = _write(
+        tmp_path,
+        "job.sh",
+        "#!/bin/bash\nexport TF_FORCE_GPU_ALLOW_GROWTH=1  # noqa: TFM501\n"
+        "HOST=$(hostname\n# which machine\n)\n",
+    )
+    assert _codes(script) == []

@@ -51,12 +51,14 @@ def read_shell(text: str) -> LaunchFile:
     commands = _commands(text, launch)
     meant = {id(words) for _, drop in commands if drop is not None for words in drop.commands}
     # A batch script's `#SBATCH --export=` reaches every step; `export` what comes after it.
-    exported = [
+    batch = [
         setting
         for match in _SBATCH_EXPORT.finditer(text)
         if _at_line_start(text, match.start())
         for setting in _exports(match.group(1), match.start(1), match.span())
     ]
+    launch.settings.extend(batch)
+    exported = list(batch)
     for words, drop in commands:
         values = tuple(w.value for w in words)
         launch.commands.append(Command(values, _span(words)))
@@ -79,7 +81,6 @@ def read_shell(text: str) -> LaunchFile:
             )
             head = " ".join(w.value or "..." for w in words[:2])
             launch.dropped.append(DroppedLines(drop.comment, head, cut))
-    launch.settings.extend(s for s in exported if s.how == "--export")
     return launch
 
 
@@ -157,12 +158,16 @@ def _commands(text: str, launch: LaunchFile) -> list[tuple[list[_Word], _Drop | 
     outputs: list[tuple[int, int]] = []  # each `$(...)`: its commands are read after
     index, length = 0, len(text)
 
-    def end_command() -> None:
-        nonlocal word, words
+    def end_word() -> None:
+        nonlocal word
         if word is not None:
             word.end = index
             words.append(word)
             word = None
+
+    def end_command() -> None:
+        nonlocal words
+        end_word()
         if words:
             found.append((words, None))
             if dropping is not None:
@@ -188,10 +193,7 @@ def _commands(text: str, launch: LaunchFile) -> list[tuple[list[_Word], _Drop | 
             heredocs = []
             continue
         if char in " \t\r":
-            if word is not None:
-                word.end = index
-                words.append(word)
-                word = None
+            end_word()
             index += 1
             continue
         if char == "#" and word is None:
@@ -246,10 +248,15 @@ def _commands(text: str, launch: LaunchFile) -> list[tuple[list[_Word], _Drop | 
         index += 1
     end_command()
     for start, end in outputs:
-        # The commands inside, read in a copy of the text blank around them: same offsets.
-        inside = " " * start + text[start:end] + " " * (length - end)
+        # The commands inside, read in a copy of the text blank around them: the same offsets
+        # and rows (its line breaks kept).
+        inside = _blank(text[:start]) + text[start:end] + _blank(text[end:])
         found += _commands(inside, launch)
     return found
+
+
+def _blank(text: str) -> str:
+    return re.sub(r"[^\n]", " ", text)
 
 
 def _closing_paren(text: str, index: int) -> int:
@@ -316,12 +323,8 @@ def _settings(text: str, words: list[_Word], after_drop: bool = False) -> list[S
     `docker run` and `srun` are given. After a dropped comment, the lines hold only options
     (`-e VAR=value`, `--env=...`): those are read as they would have been."""
     values = [w.value for w in words]
-    found: list[Setting] = []
-    position = 0
-    while position < len(words) and _assignment(words[position]):
-        found.append(_assigned(text, words[position], "assignment"))
-        position += 1
-    position = _start(values, position)
+    found = [_assigned(text, word, "assignment") for word in _leading_assignments(words)]
+    position = _start(values, len(found))
     head = values[position : position + 2]
     if head[:1] in (["export"], ["declare"]):
         how = "export"
@@ -345,6 +348,14 @@ def _settings(text: str, words: list[_Word], after_drop: bool = False) -> list[S
                 start = word.start + prefix if word.contiguous and _plain(text, word) else -1
                 found.extend(_exports(word.value[prefix:], start, (word.start, word.end)))
     return found
+
+
+def _leading_assignments(words: list[_Word]) -> list[_Word]:
+    """The `NAME=value` words a command starts with: its own environment."""
+    count = 0
+    while count < len(words) and _assignment(words[count]):
+        count += 1
+    return words[:count]
 
 
 def _start(values: list[str | None], position: int) -> int:
@@ -389,11 +400,15 @@ def _plain(text: str, word: _Word) -> bool:
 def _assigned(text: str, word: _Word, how: str, head: int = 0) -> Setting:
     """The setting a word `NAME=value` makes (its text from `head` on, for `--env=NAME=v`)."""
     written = text[word.start : word.end]
-    name, _, value = (word.value or "")[head:].partition("=")
+    if word.value is None:  # it expands something: no value to read or to edit
+        return Setting(
+            written[head:].partition("=")[0], None, None, "", (word.start, word.end), how
+        )
+    name, _, value = word.value[head:].partition("=")
     value_start = word.start + head + len(name) + 1
     quote = ""
     span: Span | None = None
-    if word.value is not None and word.contiguous:
+    if word.contiguous:
         raw_value = written[head + len(name) + 1 :]
         if raw_value == value:
             span = (value_start, word.end)
@@ -403,9 +418,6 @@ def _assigned(text: str, word: _Word, how: str, head: int = 0) -> Setting:
             and raw_value[1:-1] == value
         ):
             span, quote = (value_start, word.end), raw_value[0]
-    if word.value is None:
-        name = written[head:].partition("=")[0]
-        value = None  # type: ignore[assignment]
     return Setting(name, value, span, quote, (word.start, word.end), how)
 
 
@@ -413,10 +425,7 @@ def _docker_run(words: list[_Word], settings: list[Setting]) -> Process | None:
     """The container a `docker run` (or podman's, or nvidia-docker's) starts: its image is the
     first word that is no option nor an option's value."""
     values = [w.value for w in words]
-    position = 0
-    while position < len(words) and _assignment(words[position]):
-        position += 1
-    position = _start(values, position)
+    position = _start(values, len(_leading_assignments(words)))
     after = _docker_head(values, position)
     if after is None:
         return None
