@@ -7,7 +7,7 @@ from __future__ import annotations
 from tfmemlint import fixes
 from tfmemlint.launch import read_launch_text
 from tfmemlint.launch.context import LaunchContext
-from tfmemlint.launch.model import LaunchError
+from tfmemlint.launch.model import LaunchError, LaunchFile
 from tfmemlint.model import Finding, Location
 from tfmemlint.rules import LAUNCH_FAMILIES
 from tfmemlint.rules.family import RuleFamily, load
@@ -34,6 +34,10 @@ def lint_launch(filename: str, kind: str, text: str, settings: Settings) -> list
         where = Location(exc.row, exc.column)
         message = f"Not checked: {exc}"
         return [Finding(SYNTAX_ERROR.code, message, filename, where, where)]
+    return _findings(filename, text, launch, settings)
+
+
+def _findings(filename: str, text: str, launch: LaunchFile, settings: Settings) -> list[Finding]:
     ctx = LaunchContext(filename, text, launch, settings.policy)
     selected = settings.selected
     found = [
@@ -58,12 +62,12 @@ def fix_launch(
         if not wanted:
             break
         applied, new_text = fixes.apply(wanted, text)
-        try:
-            read_launch_text(kind, new_text)
-        except LaunchError:
-            break
         if new_text == text:
             break
+        try:
+            launch = read_launch_text(kind, new_text)
+        except LaunchError:
+            break
         text, fixed = new_text, fixed + applied
-        findings = lint_launch(filename, kind, text, settings)
+        findings = _findings(filename, text, launch, settings)
     return text, fixed, findings

@@ -264,12 +264,8 @@ class ModuleFiles:
         names), shell and Slurm script; and those folders, whose listing the answer depends
         on."""
         importer = os.path.abspath(filename)
-        folder = os.path.dirname(importer)
         root = self.root_of(importer)
-        folders = [folder]
-        while folder != root and os.path.dirname(folder) != folder:
-            folder = os.path.dirname(folder)
-            folders.append(folder)
+        folders = folders_up_to(os.path.dirname(importer), root)
         folders += [
             os.path.join(root, name)
             for name in sorted(_LAUNCHER_FOLDERS)
@@ -347,6 +343,15 @@ class ModuleFiles:
         answer = {path: frozenset(functions) for path, functions in found.items()}, read
         self._scripts[pyproject] = answer
         return answer
+
+
+def folders_up_to(folder: str, root: str) -> list[str]:
+    """`folder` and each folder above it, up to `root` (or the file system's root)."""
+    found = [folder]
+    while folder != root and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+        found.append(folder)
+    return found
 
 
 def _launcher_names(names: list[str]) -> list[str]:

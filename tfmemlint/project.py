@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tfmemlint.model import Dependency
-from tfmemlint.module_files import NOTHING, Deps, ModuleFiles
+from tfmemlint.module_files import NOTHING, Deps, ModuleFiles, folders_up_to
 from tfmemlint.module_summary import (
     PLACEHOLDER,
     ModuleSummary,
@@ -474,7 +474,7 @@ class FileResolver:
         for path in paths:
             launch, read = self.index.launch_file(path)
             depends |= read
-            starts = _folders_up_to(os.path.dirname(path), root)
+            starts = folders_up_to(os.path.dirname(path), root)
             for run in launch.runs if launch is not None else ():
                 env: Sequence[Setting] = run.env
                 runs = [(run, path)] if run.target else []
@@ -500,9 +500,8 @@ class FileResolver:
         for path in configured:
             launch, read = self.index.launch_file(path)
             depends |= read or self.index.files.missing(path)
-            if launch is not None:
-                dockerfile = launch.kind == "dockerfile" and launch.processes
-                settings = launch.processes[0].settings if dockerfile else launch.settings
+            settings = launch.environment() if launch is not None else None
+            if settings is not None:
                 found.append(Launched(self.display(path), _environment(settings), True))
         return found, frozenset(depends)
 
@@ -673,13 +672,3 @@ class Launched(NamedTuple):
 def _environment(settings: Iterable[Setting]) -> dict[str, str | None]:
     """The variables a run gets, the last setting of each winning."""
     return {setting.variable: setting.value for setting in settings}
-
-
-def _folders_up_to(folder: str, root: str) -> list[str]:
-    """`folder` and each folder above it, up to `root`: where a relative path in a script may
-    start, since where the script is run from is not written in it."""
-    found = [folder]
-    while folder != root and os.path.dirname(folder) != folder:
-        folder = os.path.dirname(folder)
-        found.append(folder)
-    return found

@@ -104,6 +104,17 @@ class LaunchFile:
     dropped: list[DroppedLines] = field(default_factory=list)
     processes: list[Process] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
+
+    def environment(self) -> tuple[Setting, ...] | None:
+        """The environment the file gives the process it starts, where it starts one: a
+        Dockerfile's image, a script's exports, a `.env` file, the one container of a Compose
+        file or manifest; None for several containers, or none."""
+        if self.kind == "shell":
+            return tuple(s for s in self.settings if s.how in ("export", "--export"))
+        if self.kind == "dotenv":
+            return tuple(self.settings)
+        return self.processes[0].settings if len(self.processes) == 1 else None
+
     # Each row's comment that may silence a finding on that row (`# tfmemlint: ignore[...]`):
     # its own row's in shell and YAML; in a Dockerfile, a comment line's, given to the row
     # below it.

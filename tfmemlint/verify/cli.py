@@ -42,13 +42,8 @@ def _launch_environment(path: str) -> dict[str, str]:
         launch = read_launch_text(kind, raw.decode("utf-8"))
     except (UnicodeDecodeError, LaunchError) as exc:
         raise click.UsageError(f"--launcher {path}: {exc}") from None
-    if kind == "shell":
-        settings = [s for s in launch.settings if s.how in ("export", "--export")]
-    elif kind == "dotenv":
-        settings = launch.settings
-    elif len(launch.processes) == 1:
-        settings = list(launch.processes[0].settings)
-    else:
+    settings = launch.environment()
+    if settings is None:
         found = len(launch.processes)
         raise click.UsageError(f"--launcher {path}: it starts {found} containers, not one")
     return {s.variable: s.value for s in settings if s.value is not None}

@@ -14,7 +14,7 @@ from tfmemlint.rules.tf_serving import (
     SERVING_UNCONFIGURED,
     TRITON_WHOLE_GPU,
 )
-from tfmemlint.rules.variables import FORCE_GROWTH
+from tfmemlint.rules.variables import FORCE_GROWTH, configured_frameworks
 
 FRACTION = "--per_process_gpu_memory_fraction"
 # TF Serving's image, from any registry, with its tag (a digest alone says no tag).
@@ -34,7 +34,7 @@ def _on_the_gpu(process: Process) -> bool:
     if process.where == "predictor":
         return process.gpus is True
     match = _SERVING_IMAGE.search(process.image or "")
-    tag = match.group("tag") or "" if match is not None else ""
+    tag = (match.group("tag") or "") if match is not None else ""
     if "gpu" not in tag:
         return False
     # A `-devel` image is a build environment: it serves only where it is told to.
@@ -47,22 +47,24 @@ def _on_the_gpu(process: Process) -> bool:
 def _configured(process: Process) -> bool:
     """Growth on, or a fraction given, or what the file cannot tell (a value it does not write
     out, an environment from elsewhere): it may be."""
-    if process.more_env:
+    if process.more_env or any(
+        s.variable == FORCE_GROWTH and s.value is None for s in process.settings
+    ):
         return True
-    for setting in process.settings:
-        if setting.variable == FORCE_GROWTH and setting.value in (None, "true"):
-            return True
-    return any(value != "0" for value, _ in _flag_values(process.words, FRACTION))
+    environment = {s.variable: s.value for s in process.settings}
+    if "tensorflow" in configured_frameworks(environment):
+        return True
+    return any(value != "0" for value in _flag_values(process.words, FRACTION))
 
 
-def _flag_values(words: tuple[str | None, ...], flag: str) -> Iterator[tuple[str | None, int]]:
-    """Each value given to `flag` (`--flag=v` or `--flag v`; None where it is not written out),
-    with the word's position."""
+def _flag_values(words: tuple[str | None, ...], flag: str) -> Iterator[str | None]:
+    """Each value given to `flag` (`--flag=v` or `--flag v`; None where it is not written
+    out)."""
     for position, word in enumerate(words):
         if word == flag:
-            yield (words[position + 1] if position + 1 < len(words) else None), position
+            yield words[position + 1] if position + 1 < len(words) else None
         elif word is not None and word.startswith(flag + "="):
-            yield word[len(flag) + 1 :], position
+            yield word[len(flag) + 1 :]
 
 
 def _unconfigured(ctx: LaunchContext, process: Process) -> Iterator[Finding]:
@@ -104,7 +106,7 @@ def _fix(ctx: LaunchContext, process: Process) -> Fix | None:
 
 def _fractions(ctx: LaunchContext) -> Iterator[Finding]:
     for command in ctx.launch.commands:
-        for value, _ in _flag_values(command.words, FRACTION):
+        for value in _flag_values(command.words, FRACTION):
             if value is None:
                 continue
             problem = _fraction_problem(value)
@@ -132,7 +134,7 @@ def _fraction_problem(value: str) -> str | None:
 
 def _triton(ctx: LaunchContext) -> Iterator[Finding]:
     for command in ctx.launch.commands:
-        for value, _ in _flag_values(command.words, "--backend-config"):
+        for value in _flag_values(command.words, "--backend-config"):
             if value is None or not value.startswith("tensorflow,"):
                 continue
             for match in _TRITON.finditer(value.removeprefix("tensorflow")):
