@@ -1,19 +1,20 @@
 """Where a program starts: whether a module is an entry point (a notebook, a `__main__` guard that
 is not a test suite's, a runner such as `absl.app.run`, a click or typer command, a script entry
 of the project, training at module level: Keras's `fit`, a `GradientTape`, a loop over a
-`tf.data` dataset; a script with no guard at all), and which of its functions run beyond its
-body.
+`tf.data` dataset; a script with no guard at all), which of its functions run beyond its
+body, and which project modules its body imports.
 Shared by the families that look at programs; the spellings are in `programs.py`."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
 
-from tfmemlint.names import Binding, CallSite, dotted_name
+from tfmemlint.names import Ancestry, Binding, CallSite, dotted_name
 from tfmemlint.rules import literals
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
@@ -359,3 +360,46 @@ def runner(ctx: FileContext, site: CallSite) -> list[cst.BaseExpression] | None:
     if not run and is_tf_runner:
         run = [cst.Name("main")]  # it calls the main module's `main`
     return run
+
+
+# -- the entry's imports -------------------------------------------------------------------------
+def top_index(ctx: FileContext, binding: Binding) -> int:
+    """Which statement of the module body made the binding."""
+    ancestry = list(binding.ancestry or ())
+    return next(i for i, s in enumerate(ctx.module.body) if any(s is a for a in ancestry))
+
+
+def project_imports(ctx: FileContext) -> list[tuple[Binding, str]]:
+    """The module body's imports of the project's own modules, in order, each with its file."""
+    project = ctx.names.project
+    assert project is not None
+    found = []
+    imports = ctx.names.module_body_imports()
+    for binding in sorted([*imports, *star_imports(ctx, imports)], key=lambda b: b.order):
+        qualified = binding.qualified or ""
+        if not qualified or qualified.startswith("__future__"):
+            continue
+        path = project.module_of(qualified)
+        if path is not None:
+            found.append((binding, path))
+    return found
+
+
+def star_imports(ctx: FileContext, imports: list[Binding]) -> Iterator[Binding]:
+    """A binding for each `from module import *` line of the module body, which binds no name
+    the names table keeps: where a finding and a fix can stand, as at any import. Its order
+    is that of the next import's, so that what came before it still comes before."""
+    scope = ctx.names.module_scope
+    module_node = Ancestry(ctx.module, None)
+    for index, statement in enumerate(ctx.module.body):
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            continue
+        small = statement.body[0]
+        if not isinstance(small, cst.ImportFrom) or not isinstance(small.names, cst.ImportStar):
+            continue
+        if small.relative or small.module is None:
+            continue  # the project index names no file for `from . import *`
+        later = [b.order for b in imports if top_index(ctx, b) > index]
+        order = min(later) if later else sys.maxsize
+        ancestry = Ancestry(statement, module_node)
+        yield Binding("*", scope, "import", order, small, ancestry, dotted_name(small.module))

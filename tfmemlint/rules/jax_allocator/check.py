@@ -15,7 +15,7 @@ from tfmemlint.names import Binding, CallSite
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
 from tfmemlint.rules.branches import exclusive_branches
-from tfmemlint.rules.entry_points import entry_point
+from tfmemlint.rules.entry_points import entry_point, project_imports
 from tfmemlint.rules.environment import EnvSetting, env_lines, env_settings
 from tfmemlint.rules.jax_allocator import (
     CONFIGURED_AFTER_START,
@@ -308,7 +308,7 @@ def _preallocation_through_the_project(
     if not ctx.policy.jax_preallocate or entry_point(ctx) is None or _off_the_gpu(ctx):
         return
     through: tuple[Binding, str] | None = None
-    for binding, path in _project_imports(ctx):
+    for binding, path in project_imports(ctx):
         for module in project.program_modules(path):
             if project.mentions(module, _KEEPING_WORDS):
                 return
@@ -330,17 +330,6 @@ def _preallocation_through_the_project(
         f"(`{project.display(module)}`): {shares}"
     )
     yield ctx.finding(SHARED_GPU_PREALLOCATION, message, ancestry.node, _fix(ctx, binding))
-
-
-def _project_imports(ctx: FileContext) -> Iterator[tuple[Binding, str]]:
-    """The module body's imports of the project's own modules, in order, each with its file."""
-    project = ctx.names.project
-    assert project is not None
-    for binding in ctx.names.module_body_imports():
-        qualified = binding.qualified or ""
-        path = project.module_of(qualified) if qualified else None
-        if path is not None:
-            yield binding, path
 
 
 def _calls_into_jax(tree: ast.Module) -> bool:
@@ -370,7 +359,7 @@ def _tensorflow_through_the_project(ctx: FileContext) -> str | None:
     project = ctx.names.project
     if project is None:
         return None
-    for _, path in _project_imports(ctx):
+    for _, path in project_imports(ctx):
         if not project.mentions(path, (b"tensorflow",)):
             continue
         tree = project.syntax_tree(path)

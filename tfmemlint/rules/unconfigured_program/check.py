@@ -21,7 +21,6 @@ from tfmemlint.names import (
     TF1,
     TF1_COMPAT,
     TF2_COMPAT,
-    Ancestry,
     Binding,
     CallSite,
     dotted_name,
@@ -33,7 +32,10 @@ from tfmemlint.rules.entry_points import (
     Served,
     entry_point,
     is_main_guard,
+    project_imports,
     served_program,
+    star_imports,
+    top_index,
     trains,
 )
 from tfmemlint.rules.family import holds_a_trigger
@@ -64,7 +66,6 @@ from tfmemlint.rules.unconfigured_program.fix import (
     is_an_import_line,
     is_an_ipython_line,
     tf_config_fix,
-    top_index,
 )
 from tfmemlint.rules.unconfigured_program.flags import FlagGate
 from tfmemlint.rules.unconfigured_program.screen import (
@@ -239,7 +240,7 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
     words = THROUGH_PROJECT_WORDS
     if ctx.layout.separator is None and not holds_a_trigger(raw, words, FAMILY.inert):
         return
-    if project is None or not (project_imports := _project_imports(ctx)):
+    if project is None or not (imported := project_imports(ctx)):
         return
     program = _program(ctx)
     if program is None:
@@ -247,7 +248,7 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
     entry, served = program
     if _configures(ctx, served) or _runs_on_a_tpu(ctx):
         return
-    first = project_imports[0][0]
+    first = imported[0][0]
     # Only what runs before the first project import is "before the import": the variable
     # goes there, ahead of anything that import runs.
     top = top_index(ctx, first) - 1
@@ -263,11 +264,11 @@ def _started_through_the_project(ctx: FileContext, backend: KerasBackend) -> Ite
         return
     if start is None or walk.turned_tf1 or _tf1_code(start.ctx):
         # TF1 code from there on: TF1-era Keras's own session is this family's (TFM212).
-        yield from _keras_session_through_the_project(ctx, walk, project_imports)
+        yield from _keras_session_through_the_project(ctx, walk, imported)
         return
     if _keras_backend_elsewhere(ctx, walk, start):
         return
-    through, path = _import_it_comes_through(ctx, project_imports, {start.ctx.filename})
+    through, path = _import_it_comes_through(ctx, imported, {start.ctx.filename})
     assert through.statement is not None and through.qualified is not None
     where = f"`{start.what}` ({_place(ctx, start)})"
     if path != start.ctx.filename:
@@ -424,42 +425,6 @@ def _import_it_comes_through(
     )
 
 
-def _project_imports(ctx: FileContext) -> list[tuple[Binding, str]]:
-    """The module body's imports of the project's own modules, in order, each with its file."""
-    project = ctx.names.project
-    assert project is not None
-    found = []
-    imports = ctx.names.module_body_imports()
-    for binding in sorted([*imports, *_star_imports(ctx, imports)], key=lambda b: b.order):
-        qualified = binding.qualified or ""
-        if not qualified or qualified.startswith("__future__"):
-            continue
-        path = project.module_of(qualified)
-        if path is not None:
-            found.append((binding, path))
-    return found
-
-
-def _star_imports(ctx: FileContext, imports: list[Binding]) -> Iterator[Binding]:
-    """A binding for each `from module import *` line of the module body, which binds no name
-    the names table keeps: where a finding and a fix can stand, as at any import. Its order
-    is that of the next import's, so that what came before it still comes before."""
-    scope = ctx.names.module_scope
-    module_node = Ancestry(ctx.module, None)
-    for index, statement in enumerate(ctx.module.body):
-        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-            continue
-        small = statement.body[0]
-        if not isinstance(small, cst.ImportFrom) or not isinstance(small.names, cst.ImportStar):
-            continue
-        if small.relative or small.module is None:
-            continue  # the project index names no file for `from . import *`
-        later = [b.order for b in imports if top_index(ctx, b) > index]
-        order = min(later) if later else sys.maxsize
-        ancestry = Ancestry(statement, module_node)
-        yield Binding("*", scope, "import", order, small, ancestry, dotted_name(small.module))
-
-
 def _why_growth_needs_the_variable(
     ctx: FileContext, anchor: Binding, hide: bool
 ) -> tuple[str, str] | None:
@@ -570,7 +535,7 @@ def _growth_variable_first(ctx: FileContext) -> Fix | None:
         if fixes.sets_the_environment(ctx, statement):
             continue
         first = next(
-            (b for b in (*imports, *_star_imports(ctx, imports)) if top_index(ctx, b) == index),
+            (b for b in (*imports, *star_imports(ctx, imports)) if top_index(ctx, b) == index),
             None,
         )
         return None if first is None else growth_env_fix(ctx, before=first)

@@ -12,7 +12,7 @@ import libcst as cst
 from tfmemlint import fixes
 from tfmemlint.model import Fix
 from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, dotted_name
-from tfmemlint.rules.entry_points import is_main_guard
+from tfmemlint.rules.entry_points import is_main_guard, top_index
 from tfmemlint.rules.process_settings import FORCE_GROWTH
 
 if TYPE_CHECKING:
@@ -54,12 +54,6 @@ def first_tensorflow_or_keras_import(ctx: FileContext) -> Binding | None:
         ),
         None,
     )
-
-
-def top_index(ctx: FileContext, binding: Binding) -> int:
-    """Which statement of the module body made the binding."""
-    ancestry = list(binding.ancestry or ())
-    return next(i for i, s in enumerate(ctx.module.body) if any(s is a for a in ancestry))
 
 
 # -- the fix -------------------------------------------------------------------------------------
