@@ -260,7 +260,8 @@ def pre_commit(tree: Path, rounds: int, scratch: Path) -> dict:
     cache. Such a file names none of the APIs the rules know (`Session`, `RunConfig`, `Server`,
     ...), so tfmemlint sets it aside on its words. A file that does name one costs libcst's
     import on top (the README gives the figure)."""
-    from tfmemlint.prefilter import any_trigger  # the tool's own words: it shares this Python
+    # The tool's own words: it shares this Python.
+    from tfmemlint.checking.prefilter import any_trigger
 
     words = any_trigger()
     plain = [

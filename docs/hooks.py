@@ -13,7 +13,12 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files
 
-from tfmemlint.docs import render_rule_index, render_rule_page, render_settings, rule_page_path
+from tfmemlint.faces.docs import (
+    render_rule_index,
+    render_rule_page,
+    render_settings,
+    rule_page_path,
+)
 from tfmemlint.rules import ALL_RULES
 
 ROOT = Path(__file__).resolve().parent.parent

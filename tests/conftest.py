@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tfmemlint.configuration.settings import Settings
 from tfmemlint.model import Finding
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -65,8 +65,8 @@ def lint_text(filename: str, text: str, settings: Settings) -> list[Finding]:
     """The engine's lint_text, for the rule tests, which also checks that the pre-filter (both
     stages) lets through every text with a finding: each rule test doubles as a test that the
     pre-filter never hides a finding. (File errors, TFM9xx, are the engine's own.)"""
-    from tfmemlint import engine
-    from tfmemlint.prefilter import code_may_have_findings, may_have_findings
+    from tfmemlint.checking import engine
+    from tfmemlint.checking.prefilter import code_may_have_findings, may_have_findings
 
     found = engine.lint_text(filename, text, settings)
     if any(not finding.code.startswith("TFM9") for finding in found):
@@ -84,7 +84,7 @@ def codes(source: str, filename: str = "t.py", settings: Settings | None = None)
 
 def fixed(source: str, settings: Settings | None = None, filename: str = "t.py") -> str:
     """What fixing `source` (dedented) makes of it, by default under the default settings."""
-    from tfmemlint.fix_loop import fix_text
+    from tfmemlint.running.fix_loop import fix_text
 
     chosen = settings if settings is not None else Settings.default(ALL_RULES)
     return fix_text(filename, textwrap.dedent(source), chosen)[0]

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tfmemlint import cache as cache_module
-from tfmemlint.cache import ResultCache
+from tfmemlint.configuration.settings import Settings
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.runner import Run
-from tfmemlint.settings import Settings
+from tfmemlint.running import cache as cache_module
+from tfmemlint.running.cache import ResultCache
+from tfmemlint.running.runner import Run
 
 BARE = "import tensorflow as tf\nsess = tf.Session()\n"
 CLEAN = "import os\nprint(os.sep)\n"
@@ -337,7 +337,7 @@ def test_a_result_served_but_then_not_read_is_not_recorded(
 ) -> None:
     """The cache served a.py, but reading it for the report's excerpt failed, so the run checked
     it after all and reported TFM901: that run must not be replayed."""
-    from tfmemlint import file_check, runner
+    from tfmemlint.running import file_check, runner
 
     root = tree(tmp_path, {"a.py": BARE})
     settled(root)

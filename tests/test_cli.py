@@ -268,7 +268,7 @@ def test_files_without_trigger_words_never_load_libcst(tmp_path: Path) -> None:
     for index in range(5):
         (tmp_path / f"m{index}.py").write_text("import os\nprint(os.sep)\n")
     code = (
-        "import sys; from tfmemlint.cli import main; sys.argv = ['tfmemlint', sys.argv[1]]\n"
+        "import sys; from tfmemlint.faces.cli import main; sys.argv = ['tfmemlint', sys.argv[1]]\n"
         "try:\n    main()\nexcept SystemExit as exit:\n"
         "    assert exit.code == 0, exit.code\n"
         "    heavy = [m for m in ('libcst', 'rich', 'tensorflow') if m in sys.modules]\n"
@@ -300,7 +300,7 @@ def test_the_lint_path_never_imports_verify_or_tensorflow(write) -> None:
 
     path = write("a.py", BARE)
     code = (
-        "import sys; from tfmemlint.cli import main; sys.argv = ['tfmemlint', '--fix', sys.argv[1]]\n"
+        "import sys; from tfmemlint.faces.cli import main; sys.argv = ['tfmemlint', '--fix', sys.argv[1]]\n"
         "try:\n    main()\nexcept SystemExit as exit:\n"
         "    assert exit.code == 0, exit.code\n"
         "    loaded = [m for m in sys.modules if m.startswith(('tfmemlint.verify', 'tensorflow'))]\n"
@@ -314,7 +314,7 @@ def test_the_lint_path_never_imports_verify_or_tensorflow(write) -> None:
 def test_server_without_the_lsp_extra_says_how_to_get_it() -> None:
     blocked = (
         "import sys; sys.modules['pygls'] = None; sys.argv = ['tfmemlint', 'server']\n"
-        "from tfmemlint.cli import main; main()"
+        "from tfmemlint.faces.cli import main; main()"
     )
     done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True)
     assert done.returncode == 2
@@ -334,7 +334,7 @@ def test_server_without_the_lsp_extra_says_how_to_get_it() -> None:
 def test_each_file_is_checked_once_however_often_it_is_named(
     tmp_path: Path, named: list[str]
 ) -> None:
-    from tfmemlint.discovery import discover
+    from tfmemlint.configuration.discovery import discover
 
     (tmp_path / "src/sub").mkdir(parents=True)
     (tmp_path / "src/a.py").write_text(BARE)

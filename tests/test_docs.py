@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, built_once, on_a_terminal, run_cli
-from tfmemlint import config
+from tfmemlint.configuration import config_files as config
 from tfmemlint.model import DOCS_URL
 from tfmemlint.rules import ALL_RULES
 

@@ -9,9 +9,9 @@ import textwrap
 import pytest
 
 from tests.conftest import lint_text
-from tfmemlint.fix_loop import fix_text
+from tfmemlint.configuration.settings import Settings
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
+from tfmemlint.running.fix_loop import fix_text
 
 HEAD = 'import tensorflow as tf\ngpus = tf.config.list_physical_devices("GPU")\n'
 

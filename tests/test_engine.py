@@ -15,9 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_walk import SOURCES
-from tfmemlint import cst_parse, engine, fix_loop, reparse
+from tfmemlint.checking import engine
+from tfmemlint.configuration.settings import Settings
+from tfmemlint.reading import cst_parse
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
+from tfmemlint.running import fix_loop, reparse
 
 SESSION = "import tensorflow as tf\nsess = tf.Session()\n"
 

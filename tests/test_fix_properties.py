@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT, lint_text
-from tfmemlint.engine import UnfaithfulParseError
-from tfmemlint.fix_loop import fix_text
+from tfmemlint.checking.engine import UnfaithfulParseError
+from tfmemlint.configuration.settings import Policy, Settings, select_rules
+from tfmemlint.fixing.safety import UnsafeFixError
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.safety import UnsafeFixError
-from tfmemlint.settings import Policy, Settings, select_rules
+from tfmemlint.running.fix_loop import fix_text
 
 EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "150"))
 

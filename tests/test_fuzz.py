@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.conftest import ROOT
-from tfmemlint import file_check
+from tfmemlint.configuration.settings import Settings
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
+from tfmemlint.running import file_check
 
 pytestmark = pytest.mark.slow  # the fuzzers
 

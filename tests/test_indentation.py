@@ -16,13 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES, run_cli
-from tfmemlint import engine, fix_loop, fixes
-from tfmemlint.indentation import IndentationViewError, Python2Indentation, width
+from tfmemlint.checking import engine
+from tfmemlint.checking.prefilter import python2_for_python
+from tfmemlint.configuration.settings import Settings
+from tfmemlint.fixing import fixes
 from tfmemlint.model import Finding, Location
-from tfmemlint.prefilter import python2_for_python
+from tfmemlint.reading.indentation import IndentationViewError, Python2Indentation, width
+from tfmemlint.reading.statements import logical_lines
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
-from tfmemlint.statements import logical_lines
+from tfmemlint.running import fix_loop
 
 SETTINGS = Settings.default(ALL_RULES)
 EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
+from tfmemlint.configuration.settings import Policy, Settings, select_rules
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Policy, Settings, select_rules
 
 DEFAULT = Settings.default(ALL_RULES)
 ALL_JAX = Settings(Policy(), select_rules(ALL_RULES, extend_select=["TFM209"]))

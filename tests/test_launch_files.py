@@ -17,8 +17,8 @@ import yaml
 from dockerfile_parse import DockerfileParser
 
 from tests.conftest import FIXTURES, run_cli
-from tfmemlint.launch import kind_of, read_launch_text
-from tfmemlint.launch.model import LaunchError
+from tfmemlint.reading.launch import kind_of, read_launch_text
+from tfmemlint.reading.launch.model import LaunchError
 
 BEFORE = FIXTURES / "launch" / "before"
 AFTER = FIXTURES / "launch" / "after"

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import lint_text, run_cli
-from tfmemlint import engine, masking
-from tfmemlint.fix_loop import fix_text
+from tfmemlint.checking import engine
+from tfmemlint.configuration.settings import Settings
+from tfmemlint.reading import masking
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
+from tfmemlint.running.fix_loop import fix_text
 
 FIXED_SESSION = "tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"
 

@@ -252,7 +252,7 @@ def test_a_cell_ipython_versions_read_differently_is_left_as_it_was(tmp_path: Pa
 
 
 def test_a_fixed_cell_that_ipython_would_read_otherwise_is_refused() -> None:
-    from tfmemlint.notebook import CellView, NotebookError
+    from tfmemlint.reading.notebook import CellView, NotebookError
 
     view = CellView.of(">>> import tensorflow as tf\n>>> s = tf.Session()")
     assert view.lines == ["import tensorflow as tf", "s = tf.Session()"]
@@ -265,7 +265,7 @@ def test_a_fixed_cell_that_ipython_would_read_otherwise_is_refused() -> None:
 
 
 def test_cleanup_edge_cases_read_as_ipython_reads_them() -> None:
-    from tfmemlint.notebook import CellView
+    from tfmemlint.reading.notebook import CellView
 
     # IPython's vi-mode marker before a prompt.
     assert CellView.of("[ins] In [2]: s = 1\n[ins] In [3]: t = 2").lines == ["s = 1", "t = 2"]
@@ -322,10 +322,10 @@ def test_a_fix_in_an_indented_cell_is_reported_as_the_edit_fix_makes(tmp_path: P
 def test_a_notebook_that_cannot_take_its_fixes_still_reports_its_findings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tfmemlint import file_check
-    from tfmemlint.notebook import Notebook, NotebookError
+    from tfmemlint.configuration.settings import Settings
+    from tfmemlint.reading.notebook import Notebook, NotebookError
     from tfmemlint.rules import ALL_RULES
-    from tfmemlint.settings import Settings
+    from tfmemlint.running import file_check
 
     path = tmp_path / "train.ipynb"
     text = _write_cells(path, "import tensorflow as tf\ns = tf.Session()")

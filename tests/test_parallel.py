@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tfmemlint import runner
+from tfmemlint.configuration.settings import Settings
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
+from tfmemlint.running import runner
 
 BARE = "import tensorflow as tf\nsess = tf.Session()\n"
 CONFIGURED = "import tensorflow as tf\nsess = tf.Session(config=tf.ConfigProto())\n"
@@ -89,9 +89,9 @@ def test_a_worker_ended_mid_write_leaves_no_temporary_file(tmp_path: Path) -> No
     target.write_text(BARE)
     script = f"""
 import os, sys, time
-from tfmemlint import runner
+from tfmemlint.running import runner
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
+from tfmemlint.configuration.settings import Settings
 runner._start_worker(os.getppid())
 os.fsync = lambda fd: (print("writing", flush=True), time.sleep(60))
 runner._check_in_worker(runner._Pending({str(target)!r}, Settings.default(ALL_RULES), None, None), "fix", False)
@@ -111,7 +111,7 @@ def test_a_worker_ended_while_sending_a_result_ends(tmp_path: Path) -> None:
     script = """
 import multiprocessing, os
 from concurrent.futures.process import _sendback_result
-from tfmemlint import runner
+from tfmemlint.running import runner
 runner._start_worker(os.getppid())
 results = multiprocessing.SimpleQueue()  # nobody reads it: the pipe fills
 print("sending", flush=True)

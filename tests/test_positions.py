@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from tests.test_fuzz import GENERATED_PROGRAMS
 from tests.test_walk import EXTRA, SOURCES
-from tfmemlint import positions
-from tfmemlint.source import LineIndex
+from tfmemlint.reading import positions
+from tfmemlint.reading.source import LineIndex
 
 LAYOUTS = [
     "x = 1",  # no final line break: libcst drops the one it counted

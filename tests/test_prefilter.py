@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BEFORE, lint_text, run_cli
-from tfmemlint import engine
-from tfmemlint.engine import UnfaithfulParseError
-from tfmemlint.prefilter import code_may_have_findings, may_have_findings
+from tfmemlint.checking import engine
+from tfmemlint.checking.engine import UnfaithfulParseError
+from tfmemlint.checking.prefilter import code_may_have_findings, may_have_findings
+from tfmemlint.configuration.settings import Settings, select_rules
+from tfmemlint.reading.source import SourceError, SourceText
 from tfmemlint.rules import ALL_RULES, FAMILIES
-from tfmemlint.settings import Settings, select_rules
-from tfmemlint.source import SourceError, SourceText
 
 DEFAULT = select_rules(ALL_RULES)
 EVERYTHING = select_rules(ALL_RULES, extend_select=["TFM"])
@@ -55,8 +55,8 @@ def test_prefilter_needs_a_tensorflow_module_for_name_resolving_rules() -> None:
 
 def test_tensorflow_modules_cover_every_namespace_the_rules_resolve() -> None:
     """The pre-filter's module words and the name table's namespaces must not drift apart."""
-    from tfmemlint.names import _PUBLIC_PREFIXES, canonical_api
     from tfmemlint.rules.family import TENSORFLOW_MODULES
+    from tfmemlint.rules.tensorflow_api import _PUBLIC_PREFIXES, canonical_api
 
     for prefix in _PUBLIC_PREFIXES:
         assert any(module.decode() in prefix for module in TENSORFLOW_MODULES), prefix
@@ -155,9 +155,9 @@ def test_both_stages_let_through_every_fixture_with_a_finding() -> None:
 def test_family_names_cover_every_api_the_rules_start_from() -> None:
     """Each API's declared name must be a tail of it that every spelling of it holds
     literally: beyond whatever prefix the name table maps (`...server_lib.` to `train.`)."""
-    from tfmemlint.names import _PUBLIC_PREFIXES
     from tfmemlint.rules.runtime import GROWTH, LIMIT, VISIBILITY
     from tfmemlint.rules.session_sites import ENTRY_POINTS, METHOD_ENTRY_POINTS
+    from tfmemlint.rules.tensorflow_api import _PUBLIC_PREFIXES
     from tfmemlint.rules.whole_script.check import _SESSIONS
 
     by_family = {f.checker.split(".")[2]: f for f in FAMILIES if f.checker is not None}

@@ -8,9 +8,9 @@ import textwrap
 import pytest
 
 from tests.conftest import lint_text
-from tfmemlint.fix_loop import fix_text
+from tfmemlint.configuration.settings import Policy, Settings, select_rules
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Policy, Settings, select_rules
+from tfmemlint.running.fix_loop import fix_text
 
 SETTINGS = Settings(Policy(), select_rules(ALL_RULES, extend_select=["TFM190"]))
 
@@ -134,7 +134,7 @@ def test_invalid_force_growth_values(written: str, fixed_to: str | None) -> None
 
 def test_str_of_a_literal_is_not_a_bool_made_into_text() -> None:
     from tests.conftest import lint_text
-    from tfmemlint.settings import Settings
+    from tfmemlint.configuration.settings import Settings
 
     source = 'import os\nos.environ["TF_FORCE_GPU_ALLOW_GROWTH"] = str(1)\n'
     assert lint_text("t.py", source, Settings.default(ALL_RULES)) == []

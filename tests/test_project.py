@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tfmemlint.file_check import new_project_index
-from tfmemlint.prefilter import first_stage
-from tfmemlint.project import FileResolver
+from tfmemlint.checking.prefilter import first_stage
+from tfmemlint.configuration.settings import select_rules
+from tfmemlint.project.index import FileResolver
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import select_rules
+from tfmemlint.running.file_check import new_project_index
 
 BARE = "tf.Session()"
 FIXED = "tf.Session(config=tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True)))"
@@ -523,8 +523,8 @@ def test_reading_project_modules_prints_no_warnings(tmp_path: Path) -> None:
 def test_without_an_index_a_relative_star_import_is_not_counted() -> None:
     """The flake8 extension reads one file: a relative star import cannot be followed, and
     must not hide the one from TensorFlow."""
-    from tfmemlint.engine import lint_text
-    from tfmemlint.settings import Settings
+    from tfmemlint.checking.engine import lint_text
+    from tfmemlint.configuration.settings import Settings
 
     source = "from tensorflow.compat.v1 import *\nfrom .helpers import *\n\nsess = Session()\n"
     found = lint_text("pkg/x.py", source, Settings.default(ALL_RULES))

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tfmemlint.config import load_toml
-from tfmemlint.docs import splice
+from tfmemlint.configuration.config_files import load_toml
+from tfmemlint.faces.docs import splice
 from tfmemlint.rules import ALL_RULES, FAMILY_FOLDERS, LAUNCH_FAMILY_FOLDERS
 
 
@@ -51,7 +51,7 @@ def test_ruff_format_is_clean() -> None:
 
 def test_readme_rule_section_is_generated_from_the_rule_pages() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert splice(readme) == readme, "run `python -m tfmemlint.docs` to refresh README.md"
+    assert splice(readme) == readme, "run `python -m tfmemlint.faces.docs` to refresh README.md"
     for rule in ALL_RULES:
         assert f"| [{rule.code}]({rule.url}) |" in readme
 
@@ -68,36 +68,67 @@ def test_the_import_contracts_hold() -> None:
     assert "0 broken" in result.stdout
 
 
+STAGES = "Stages: from the faces users meet down to the data model"
+RULES_ON_FACTS = "Rule families stand on the shared facts"
+MOST_ENTRIES = 12  # in any folder of the package but rules/, whose point is a folder per family
+
+
+def _entries(folder: Path) -> set[str]:
+    """A package folder's modules and subpackages, by name."""
+    return {
+        path.stem if path.is_file() else path.name
+        for path in folder.iterdir()
+        if path.suffix == ".py" or (path / "__init__.py").is_file()
+    }
+
+
+def _layered(layers: list[str], prefix: str) -> set[str]:
+    return {
+        module.strip().removeprefix(prefix)
+        for layer in layers
+        for module in re.split(r"[|:]", layer)
+    }
+
+
 def test_every_module_has_its_place_in_the_contracts() -> None:
-    """A new module is placed on the map, or no contract would ever look at it: every module of
-    the package sits in a layer (verify, its own wing, is held apart by two contracts of its
-    own), and every module of `rules/` is a family or a shared fact."""
-    contracts = load_toml(str(ROOT / "pyproject.toml"))["tool"]["importlinter"]
-    layers = {c["name"]: c["layers"] for c in contracts["contracts"] if c["type"] == "layers"}
-
-    def placed(name: str, prefix: str) -> set[str]:
-        return {
-            module.strip().removeprefix(prefix)
-            for layer in layers[name]
-            for module in re.split(r"[|:]", layer)
-        }
-
-    def modules(folder: Path) -> set[str]:
-        return {
-            path.stem if path.is_file() else path.name
-            for path in folder.iterdir()
-            if path.suffix == ".py" or (path / "__init__.py").is_file()
-        } - {"__init__"}
-
+    """A new module is placed on the map, or no contract would ever look at it: every entry of
+    the package is a stage in the stages' layers, every module of a stage sits in its stage's
+    own layers, and every module of `rules/` is a family or a shared fact."""
+    contracts = load_toml(str(ROOT / "pyproject.toml"))["tool"]["importlinter"]["contracts"]
+    layers = [c for c in contracts if c["type"] == "layers"]
+    [stages] = [c["layers"] for c in layers if c["name"] == STAGES]
     package = ROOT / "tfmemlint"
-    top = placed("Layers: from the CLI down to the data model", "tfmemlint.")
-    assert modules(package) - {"__main__", "verify"} == top
-    on_facts = layers["Rule families stand on the shared facts"]
-    assert modules(package / "rules") == placed("Rule families stand on the shared facts", "")
+    assert _entries(package) - {"__init__"} == _layered(stages, "tfmemlint.")
+    inside = {c["containers"][0]: c["layers"] for c in layers if "containers" in c}
+    for stage in _layered(stages, "tfmemlint."):
+        folder = package / stage
+        if stage in ("rules", "verify") or not folder.is_dir():
+            continue  # rules/: below; verify/, its own wing: held apart by forbidden contracts
+        assert _entries(folder) - {"__init__"} == _layered(inside[f"tfmemlint.{stage}"], ""), stage
+    [on_facts] = [c["layers"] for c in layers if c["name"] == RULES_ON_FACTS]
+    assert _entries(package / "rules") - {"__init__"} == _layered(on_facts, "")
     families = {name.strip() for name in on_facts[0].split("|")}
     assert families == {*FAMILY_FOLDERS, *LAUNCH_FAMILY_FOLDERS}
-    [alone] = [c["modules"] for c in contracts["contracts"] if c["type"] == "independence"]
+    [alone] = [c["modules"] for c in contracts if c["type"] == "independence"]
     assert {name.removeprefix("tfmemlint.rules.") for name in alone} == families
+    assert not any("ignore_imports" in c for c in contracts), "the map has no exceptions"
+
+
+def test_no_folder_of_the_package_holds_more_than_twelve_entries() -> None:
+    """A folder that grows past a screenful is a stage that wants splitting (`rules/` aside)."""
+    package = ROOT / "tfmemlint"
+    crowded = {
+        str(folder.relative_to(ROOT)): len(entries)
+        for folder in [package, *(p for p in package.rglob("*") if (p / "__init__.py").is_file())]
+        if folder != package / "rules"
+        and len(entries := _entries(folder) | _data_files(folder)) > MOST_ENTRIES
+    }
+    assert crowded == {}
+
+
+def _data_files(folder: Path) -> set[str]:
+    """Files a folder ships beside its modules (a family's rule pages)."""
+    return {p.name for p in folder.iterdir() if p.is_file() and p.suffix not in (".py", ".pyc")}
 
 
 def test_no_module_imports_itself_in_a_circle() -> None:

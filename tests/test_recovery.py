@@ -17,13 +17,15 @@ from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES, lint_text, run_cli
 from tests.test_fuzz import _is_subsequence as is_subsequence
-from tfmemlint import cst_parse, engine, fix_loop
-from tfmemlint.prefilter import python2_for_python
-from tfmemlint.recovery import Recovery, RecoveryError, recover
+from tfmemlint.checking import engine
+from tfmemlint.checking.prefilter import python2_for_python
+from tfmemlint.configuration.settings import Settings
+from tfmemlint.fixing.safety import UnsafeFixError, check_recovered
+from tfmemlint.reading import cst_parse
+from tfmemlint.reading.recovery import Recovery, RecoveryError, recover
+from tfmemlint.reading.statements import logical_lines
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.safety import UnsafeFixError, check_recovered
-from tfmemlint.settings import Settings
-from tfmemlint.statements import logical_lines
+from tfmemlint.running import fix_loop
 
 SETTINGS = Settings.default(ALL_RULES)
 EXAMPLES = int(os.environ.get("TFMEMLINT_FUZZ_EXAMPLES", "25"))
@@ -474,7 +476,7 @@ def test_python2_statements_leave_the_other_findings_alone(data: st.DataObject) 
 
 
 def test_every_rule_page_says_what_recovery_means_for_it() -> None:
-    from tfmemlint.docs import render_rule
+    from tfmemlint.faces.docs import render_rule
     from tfmemlint.rules import ALL_RULES
 
     for rule in ALL_RULES:

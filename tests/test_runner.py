@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tfmemlint import file_check, fixes
+from tfmemlint.configuration.settings import Settings
+from tfmemlint.fixing import fixes
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
+from tfmemlint.running import file_check
 
 BARE = "import tensorflow.compat.v1 as tf\nsess = tf.Session()\n"
 
@@ -89,7 +90,7 @@ def test_a_fix_that_changes_other_code_is_never_written(
 
 
 def test_the_safety_net_accepts_every_kind_of_fix() -> None:
-    from tfmemlint import safety
+    from tfmemlint.fixing import safety
 
     original = (
         "import os\nimport tensorflow as tf\nx = tf.constant(1)\n"
@@ -129,7 +130,7 @@ def test_the_safety_net_accepts_every_kind_of_fix() -> None:
 def test_the_safety_net_rejects_changes_hidden_in_look_alike_lines(
     original: str, changed: str
 ) -> None:
-    from tfmemlint import safety
+    from tfmemlint.fixing import safety
 
     with pytest.raises(safety.UnsafeFixError):
         safety.check(original, changed)

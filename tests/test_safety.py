@@ -18,9 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import run_cli
-from tfmemlint import file_check, runner, safety
+from tfmemlint.configuration.settings import Settings
+from tfmemlint.fixing import safety
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
+from tfmemlint.running import file_check, runner
 
 BEFORE = "import tensorflow.compat.v1 as tf\n" + "x = [1, 2, 3]\n" * 40 + "sess = tf.Session()\n"
 AFTER = BEFORE.replace(
@@ -76,7 +77,7 @@ def test_a_crash_on_one_file_leaves_the_others_fixed(
 ) -> None:
     (tmp_path / "a.py").write_text(BEFORE)
     (tmp_path / "b.py").write_text(BEFORE)
-    from tfmemlint import fix_loop
+    from tfmemlint.running import fix_loop
 
     real = fix_loop.fix_text
 
@@ -103,7 +104,7 @@ def test_internal_error_exits_2_and_the_rest_is_still_written(tmp_path: Path) ->
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "from tfmemlint import fix_loop\n"
+        "from tfmemlint.running import fix_loop\n"
         "real = fix_loop.fix_text\n"
         "def broken(filename, *rest, **options):\n"
         "    if filename.endswith('a.py'):\n"
@@ -331,7 +332,7 @@ def test_the_quick_comparison_says_what_setting_aside_then_comparing_says(
 def test_only_tfm207s_own_try_is_set_aside() -> None:
     """The hiding `try` that TFM207's fix writes is set aside, and nothing around it: a
     statement lost from a function that also hides the GPUs is still caught."""
-    from tfmemlint import safety
+    from tfmemlint.fixing import safety
 
     before = "import jax\nimport tensorflow as tf\n"
     hide = 'try:\n    tf.config.set_visible_devices([], "GPU")\nexcept RuntimeError:\n    pass\n'

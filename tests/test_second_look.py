@@ -17,13 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES
-from tfmemlint import engine, fix_loop
-from tfmemlint.file_check import new_project_index
+from tfmemlint.checking import engine
+from tfmemlint.configuration.settings import Policy, Settings, select_rules
+from tfmemlint.fixing.safety import UnsafeFixError
 from tfmemlint.model import FILE, Finding
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.rules.session_sites import ENTRY_POINTS
-from tfmemlint.safety import UnsafeFixError
-from tfmemlint.settings import Policy, Settings, select_rules
+from tfmemlint.running import fix_loop
+from tfmemlint.running.file_check import new_project_index
 
 GROWTH = Settings.default(ALL_RULES)
 FRACTION = GROWTH._replace(policy=Policy(0.5))

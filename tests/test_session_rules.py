@@ -9,9 +9,9 @@ import textwrap
 import pytest
 
 from tests.conftest import lint_text
-from tfmemlint.fix_loop import fix_text
+from tfmemlint.configuration.settings import Policy, Settings, select_rules
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Policy, Settings, select_rules
+from tfmemlint.running.fix_loop import fix_text
 
 GROWTH = "ConfigProto(gpu_options={p}GPUOptions(allow_growth=True))"
 

@@ -15,8 +15,8 @@ import pytest
 
 from tests import conftest
 from tests.conftest import lint_text, run_cli, write_notebook
+from tfmemlint.configuration.settings import Policy, Settings, select_rules
 from tfmemlint.rules import ALL_RULES, starters
-from tfmemlint.settings import Policy, Settings, select_rules
 
 # JAX's own preallocation (TFM208) has tests of its own: here, what TensorFlow's rules say.
 TF_RULES = select_rules(ALL_RULES, ignore=["TFM208"])

@@ -14,11 +14,15 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
-from tfmemlint.file_check import check_bytes, new_project_index
-from tfmemlint.prefilter import code_may_have_findings, may_have_findings, prefilter_verdict
+from tfmemlint.checking.prefilter import (
+    code_may_have_findings,
+    may_have_findings,
+    prefilter_verdict,
+)
+from tfmemlint.configuration.settings import Policy, Settings
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.rules.programs import TEST_RUNNERS
-from tfmemlint.settings import Policy, Settings
+from tfmemlint.running.file_check import check_bytes, new_project_index
 
 DEFAULT = Settings.default(ALL_RULES)
 

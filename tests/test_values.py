@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import lint_text
-from tfmemlint.fix_loop import fix_text
+from tfmemlint.configuration.settings import Settings
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
+from tfmemlint.running.fix_loop import fix_text
 
 
 def codes(source: str) -> list[str]:

@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 
 from tests.conftest import ROOT
-from tfmemlint.cst_walk import LAYOUT, walk
+from tfmemlint.reading.cst_walk import LAYOUT, walk
 
 SOURCES = sorted(
     p
@@ -105,7 +105,7 @@ def test_walk_matches_libcst_visit(skip: type | None) -> None:
 def test_the_walk_skips_fields_that_hold_only_layout() -> None:
     """What makes the walk cheap: a field declared to hold only layout is never read. The test
     above holds the result to libcst's own walk."""
-    from tfmemlint.cst_walk import _only_layout, _walked_fields
+    from tfmemlint.reading.cst_walk import _only_layout, _walked_fields
 
     assert _walked_fields(cst.Name) == ()
     assert set(_walked_fields(cst.Call)) == {"func", "args"}

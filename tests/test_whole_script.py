@@ -6,8 +6,8 @@ from __future__ import annotations
 import textwrap
 
 from tests.conftest import lint_text
+from tfmemlint.configuration.settings import Settings
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.settings import Settings
 
 GROWTH = "tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))"
 
@@ -71,7 +71,7 @@ def test_sessions_in_the_two_branches_of_an_if_are_independent() -> None:
 def test_a_fix_can_bring_a_finding_that_the_text_before_it_did_not_hold() -> None:
     """Why --fix lints the fixed text again (issue 18 asked whether that could be skipped):
     configuring the session makes the device listing before it come too early."""
-    from tfmemlint.fix_loop import fix_text
+    from tfmemlint.running.fix_loop import fix_text
 
     source = (
         "import tensorflow as tf\nfrom tensorflow.python.client import device_lib\n"
@@ -85,8 +85,8 @@ def test_a_fix_can_bring_a_finding_that_the_text_before_it_did_not_hold() -> Non
 
 def test_a_fix_under_a_whole_gpu_policy_reports_what_it_wrote() -> None:
     """The policy is the user's choice; the second look still says what it costs."""
-    from tfmemlint.fix_loop import fix_text
-    from tfmemlint.settings import Policy
+    from tfmemlint.configuration.settings import Policy
+    from tfmemlint.running.fix_loop import fix_text
 
     settings = Settings.default(ALL_RULES)._replace(policy=Policy.parse("fraction=1.0"))
     source = "import tensorflow as tf\nsess = tf.Session()\n"

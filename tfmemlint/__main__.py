@@ -1,4 +1,4 @@
-from tfmemlint.cli import main
+from tfmemlint.faces.cli import main
 
 if __name__ == "__main__":
     main()

@@ -73,7 +73,7 @@ class RuleDoc(NamedTuple):
     example: str
     use_instead: str
     fix_safety: str
-    # What recovery (statements that do not parse, set aside; see tfmemlint.recovery) means here.
+    # What recovery means here: statements that do not parse, set aside (see reading.recovery).
     recovery: str = ""
     # The language of the example and its fix, for their code blocks.
     language: str = "python"

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tfmemlint.names import Binding
+from tfmemlint.project.names import Binding
 from tfmemlint.rules.environment import EnvLine, EnvSetting, env_lines, env_settings
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 KERAS_BACKEND = "KERAS_BACKEND"
 DEFAULT = "tensorflow"

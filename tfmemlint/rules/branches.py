@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfmemlint.names import Ancestry
+from tfmemlint.project.names import Ancestry
 
 
 def paths(a: Ancestry, b: Ancestry) -> tuple[list[cst.CSTNode], list[cst.CSTNode], int]:

@@ -14,7 +14,7 @@ from tfmemlint.rules import literals
 from tfmemlint.rules.runtime import argument
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 # absl's boolean flags, also as TensorFlow passes them on (`tf.compat.v1.flags`).
 _ABSL_BOOLEANS = (".flags.DEFINE_bool", ".flags.DEFINE_boolean")

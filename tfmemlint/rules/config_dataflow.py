@@ -15,27 +15,23 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint import fixes
+from tfmemlint.fixing import fixes
 from tfmemlint.model import Edit
-from tfmemlint.names import (
-    CONFIG_PB2,
-    TF1,
-    TF1_COMPAT,
-    Binding,
-    CallSite,
-    ReturnSite,
-    Scope,
-    canonical_api,
-    dotted_name,
-    provides_config_protos,
-)
+from tfmemlint.project.names import Binding, CallSite, ReturnSite, Scope, dotted_name
 from tfmemlint.rules import literals
 from tfmemlint.rules.process_settings import process_wide
 from tfmemlint.rules.runtime import starts_runtime
 from tfmemlint.rules.session_sites import EntryPoint, entry_point
+from tfmemlint.rules.tensorflow_api import (
+    CONFIG_PB2,
+    TF1,
+    TF1_COMPAT,
+    canonical_api,
+    provides_config_protos,
+)
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 
 class State(enum.IntEnum):

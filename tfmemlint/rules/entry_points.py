@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
 
-from tfmemlint.names import Ancestry, Binding, CallSite, dotted_name
+from tfmemlint.project.names import Ancestry, Binding, CallSite, dotted_name
 from tfmemlint.rules import literals
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
@@ -40,7 +40,7 @@ from tfmemlint.rules.programs import (
 )
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 
 def is_main_guard(statement: cst.CSTNode) -> bool:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from tfmemlint.model import Layout
-from tfmemlint.names import Ancestry, ModuleNames, Scope
+from tfmemlint.project.names import Ancestry, ModuleNames, Scope
 from tfmemlint.rules import literals
 
 # `%env NAME=value`, `%env NAME value`, `%set_env ...`: IPython's lines, one per line.

@@ -8,13 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tfmemlint.names import CallSite, Scope
+from tfmemlint.project.names import CallSite, Scope
 from tfmemlint.rules.environment import EnvSetting, env_settings
 from tfmemlint.rules.runtime import hides_all_gpus
 from tfmemlint.rules.variables import FORCE_GROWTH
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
 

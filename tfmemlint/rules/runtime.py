@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfmemlint.names import CallSite, ModuleNames
+from tfmemlint.project.names import CallSite, ModuleNames
 from tfmemlint.rules import literals
 
 GROWTH = frozenset({"config.experimental.set_memory_growth"})
@@ -102,7 +102,7 @@ _STARTER_NAMESPACES = (
 
 
 def starts_runtime(api: str | None) -> bool:
-    """Whether the TF API `api` (as `names.canonical_api` spells it) starts the runtime."""
+    """Whether the TF API `api` (as `tensorflow_api.canonical_api` spells it) starts the runtime."""
     return api is not None and (api in _STARTERS or api.startswith(_STARTER_NAMESPACES))
 
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, NamedTuple
 import libcst as cst
 
 from tfmemlint.model import Finding
-from tfmemlint.names import CallSite
+from tfmemlint.project.names import CallSite
 from tfmemlint.rules import command_line, literals
 from tfmemlint.rules.runtime import argument
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 
 @dataclass(frozen=True)

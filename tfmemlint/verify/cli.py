@@ -1,4 +1,4 @@
-"""`tfmemlint verify`: from options to an exit status. The click layer lives in tfmemlint.cli."""
+"""`tfmemlint verify`: from options to an exit status. The click layer is tfmemlint.faces.cli."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from tfmemlint.discovery import Missing
+from tfmemlint.configuration.discovery import Missing
 from tfmemlint.verify import report, runner
 from tfmemlint.verify.sampler import NO_GPU, load_nvml, open_gpu
 
@@ -31,8 +31,8 @@ def _launch_environment(path: str) -> dict[str, str]:
     """The variables a launch file gives the process it starts, where it writes them out: a
     Dockerfile's image, a script's exports, a `.env` file, the one container of a Compose
     file or manifest."""
-    from tfmemlint.launch import kind_of, read_launch_text
-    from tfmemlint.launch.model import LaunchError
+    from tfmemlint.reading.launch import kind_of, read_launch_text
+    from tfmemlint.reading.launch.model import LaunchError
 
     raw = Path(path).read_bytes()
     kind = kind_of(path, raw[:64])

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tfmemlint.discovery import Missing, discover
-from tfmemlint.launch import kind_of
+from tfmemlint.configuration.discovery import Missing, discover
+from tfmemlint.reading.launch import kind_of
 from tfmemlint.verify import process
 from tfmemlint.verify.sampler import NO_GPU, Gpu, PeakSampler
 from tfmemlint.verify.verdict import decide

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint import fixes
+from tfmemlint.fixing import fixes
 from tfmemlint.model import Finding, Fix
-from tfmemlint.names import Ancestry, Binding, CallSite, dotted_name, target_names
+from tfmemlint.project.names import Ancestry, Binding, CallSite, dotted_name, target_names
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.branches import exclusive_branches, paths
 from tfmemlint.rules.eager import (
@@ -31,7 +31,7 @@ from tfmemlint.rules.runtime import (
 from tfmemlint.rules.session_sites import fixes_only_configure_sessions
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 # A device drawn from every physical GPU (`gpus[0]` of `gpus = list_physical_devices("GPU")`).
 _ALL_GPUS = "<every GPU>"

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint import fixes
+from tfmemlint.fixing import fixes
 from tfmemlint.model import Finding, Fix
-from tfmemlint.module_summary import imported_names
-from tfmemlint.names import Binding, CallSite
+from tfmemlint.project.module_summary import imported_names
+from tfmemlint.project.names import Binding, CallSite
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
 from tfmemlint.rules.branches import exclusive_branches
@@ -36,7 +36,7 @@ from tfmemlint.rules.variables import (
 )
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 # What keeps JAX off the GPU: a platform list without one, or no GPU visible at all.
 # (`JAX_PLATFORM_NAME` only picks the default backend: JAX still starts CUDA's.)

@@ -10,7 +10,7 @@ from tfmemlint.rules.backends import KERAS_BACKEND, keras_backend
 from tfmemlint.rules.keras_backend import BACKEND_SET_TOO_LATE
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 
 def check(ctx: FileContext) -> Iterator[Finding]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tfmemlint.launch.context import LaunchContext
 from tfmemlint.model import Finding, Fix
+from tfmemlint.reading.launch.context import LaunchContext
 from tfmemlint.rules.launch_values import (
     GROWTH_FORCED_OFF,
     INVALID_FORCE_GROWTH,

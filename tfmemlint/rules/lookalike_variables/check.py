@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tfmemlint.launch.context import LaunchContext
 from tfmemlint.model import Finding
+from tfmemlint.reading.launch.context import LaunchContext
 from tfmemlint.rules.lookalike_variables import LOOKALIKE_VARIABLE
 from tfmemlint.rules.variables import meant_instead
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint import fixes
+from tfmemlint.fixing import fixes
 from tfmemlint.model import Finding, Fix
 from tfmemlint.rules import literals
 from tfmemlint.rules.environment import EnvSetting
@@ -18,7 +18,7 @@ from tfmemlint.rules.session_sites import fixes_only_configure_sessions
 from tfmemlint.rules.variables import growth_value_problem
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 
 def _stringified(value: cst.BaseExpression) -> cst.Call | None:

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint import fixes
+from tfmemlint.fixing import fixes
 from tfmemlint.model import Finding, Fix
-from tfmemlint.names import TF1, TF1_COMPAT, CallSite, dotted_name
+from tfmemlint.project.names import CallSite, dotted_name
 from tfmemlint.rules import literals
 from tfmemlint.rules.config_dataflow import SessionConfig, State
 from tfmemlint.rules.session_config import (
@@ -24,9 +24,10 @@ from tfmemlint.rules.session_config import (
     UNRESOLVED_CONFIG,
 )
 from tfmemlint.rules.session_sites import SeenSession, entry_point, remember
+from tfmemlint.rules.tensorflow_api import TF1, TF1_COMPAT
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 
 def check(ctx: FileContext) -> Iterator[Finding]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tfmemlint.launch.context import LaunchContext
 from tfmemlint.model import Finding, Fix
+from tfmemlint.reading.launch.context import LaunchContext
 from tfmemlint.rules.settings_never_arrive import ENDED_BY_COMMENT, NOT_A_STRING
 from tfmemlint.rules.variables import (
     FORCE_GROWTH,

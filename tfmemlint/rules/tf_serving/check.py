@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from tfmemlint.launch.context import LaunchContext
-from tfmemlint.launch.model import Process, Span
 from tfmemlint.model import Finding, Fix
+from tfmemlint.reading.launch.context import LaunchContext
+from tfmemlint.reading.launch.model import Process, Span
 from tfmemlint.rules.tf_serving import (
     KSERVE_UNCONFIGURED,
     SERVING_FRACTION,

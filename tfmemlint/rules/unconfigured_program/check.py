@@ -15,16 +15,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint import fixes
+from tfmemlint.fixing import fixes
 from tfmemlint.model import Finding, Fix
-from tfmemlint.names import (
-    TF1,
-    TF1_COMPAT,
-    TF2_COMPAT,
-    Binding,
-    CallSite,
-    dotted_name,
-)
+from tfmemlint.project.names import Binding, CallSite, dotted_name
 from tfmemlint.rules import starters
 from tfmemlint.rules.backends import KerasBackend, keras_backend
 from tfmemlint.rules.entry_points import (
@@ -49,6 +42,7 @@ from tfmemlint.rules.programs import (
 )
 from tfmemlint.rules.runtime import GROWTH, LIMIT, hides_all_gpus
 from tfmemlint.rules.session_sites import ENTRY_POINTS, fixes_only_configure_sessions
+from tfmemlint.rules.tensorflow_api import TF1, TF1_COMPAT, TF2_COMPAT
 from tfmemlint.rules.unconfigured_program import (
     FAMILY,
     GUEST_PROGRAM,
@@ -86,7 +80,7 @@ from tfmemlint.rules.unconfigured_program.walk import (
 )
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 _TPU = frozenset(
     {

@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint import fixes
+from tfmemlint.fixing import fixes
 from tfmemlint.model import Fix
-from tfmemlint.names import TF1, TF1_COMPAT, TF2_COMPAT, Binding, dotted_name
+from tfmemlint.project.names import Binding, dotted_name
 from tfmemlint.rules.entry_points import is_main_guard, top_index
 from tfmemlint.rules.process_settings import FORCE_GROWTH
+from tfmemlint.rules.tensorflow_api import TF1, TF1_COMPAT, TF2_COMPAT
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 
 def growth_env_fix(ctx: FileContext, before: Binding | None = None) -> Fix | None:

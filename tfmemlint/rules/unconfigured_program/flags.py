@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, NamedTuple
 import libcst as cst
 
 from tfmemlint.model import Edit, Fix
-from tfmemlint.names import CallSite, dotted_name
+from tfmemlint.project.names import CallSite, dotted_name
 from tfmemlint.rules import command_line, literals
 from tfmemlint.rules.runtime import argument
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 _CLICK_OPTIONS = frozenset({"click.option"})
 

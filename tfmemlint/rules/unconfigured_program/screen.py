@@ -12,7 +12,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from tfmemlint.module_summary import dotted, imported_names, star_import
+from tfmemlint.project.module_summary import dotted, imported_names, star_import
+from tfmemlint.reading.source import LineIndex, SourceError, SourceText
 from tfmemlint.rules import starters
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
@@ -32,11 +33,10 @@ from tfmemlint.rules.programs import (
     in_a_script_folder,
     may_run_as_a_script,
 )
-from tfmemlint.source import LineIndex, SourceError, SourceText
 
 if TYPE_CHECKING:
-    from tfmemlint.prefilter import ScreenedFile
-    from tfmemlint.project import FileResolver
+    from tfmemlint.checking.prefilter import ScreenedFile
+    from tfmemlint.project.index import FileResolver
 
 # Turn TF2 into TF1 for the process: ops build a graph, and only a session reserves memory.
 GRAPH_MODE = frozenset({"disable_eager_execution", "disable_v2_behavior"})
@@ -286,7 +286,7 @@ def _acts(statement: ast.stmt) -> bool:
 
 def runs_a_main(qualified: str) -> bool:
     """Whether a call of `qualified` may run a program's main function: one of RUNNERS, or a
-    name that `names.canonical_api` may read as TF_RUNNER."""
+    name that `tensorflow_api.canonical_api` may read as TF_RUNNER."""
     return qualified in RUNNERS or qualified == TF_RUNNER or qualified.endswith("." + TF_RUNNER)
 
 
@@ -546,7 +546,7 @@ def _runs_tf1(node: ast.AST, plain: set[str], aliases: set[str]) -> bool:
 
 def _top_level_of(receiver: ast.expr, aliases: set[str]) -> bool:
     """`tf` or `tf.compat.v1`, with `tf` one of `aliases`: where the calls of GRAPH_MODE
-    are (`names.canonical_api` reads `tf.random.disable_v2_behavior` as another API)."""
+    are (`tensorflow_api.canonical_api` reads `tf.random.disable_v2_behavior` as another API)."""
     if (
         isinstance(receiver, ast.Attribute)
         and receiver.attr == "v1"

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfmemlint.module_summary import member
-from tfmemlint.names import CallSite, ModuleNames, Scope, dotted_name
-from tfmemlint.project import FileResolver
+from tfmemlint.project.index import FileResolver
+from tfmemlint.project.module_summary import member
+from tfmemlint.project.names import CallSite, ModuleNames, Scope, dotted_name
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS
 from tfmemlint.rules.entry_points import Handler, is_main_guard, runner, trains
@@ -46,7 +46,7 @@ from tfmemlint.rules.unconfigured_program.screen import (
 )
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 # How many statements the walk follows, over every function and module it enters: a bound on
 # its cost in a large program. Past it, what was not reached counts as not there.

@@ -18,7 +18,7 @@ from tfmemlint.rules.values import (
 )
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 FRACTION = "per_process_gpu_memory_fraction"
 # The constructors whose `memory_limit` (MB, first positional) caps a logical GPU.

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tfmemlint.model import Finding
-from tfmemlint.names import CallSite, dotted_name
+from tfmemlint.project.names import CallSite, dotted_name
 from tfmemlint.rules import literals
 from tfmemlint.rules.config_dataflow import SessionConfig, State
 from tfmemlint.rules.session_sites import entry_point, fixes_only_configure_sessions
 from tfmemlint.rules.whole_script import HIDDEN_GPU_INITIALIZATION, LATER_SESSION_IGNORED
 
 if TYPE_CHECKING:
-    from tfmemlint.engine import FileContext
+    from tfmemlint.checking.engine import FileContext
 
 _SESSIONS = ("Session", "InteractiveSession")
 _DEVICE_LISTINGS = frozenset(

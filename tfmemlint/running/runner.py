@@ -1,0 +1,359 @@
+"""Runs a check over files: each file checked (`file_check`), in worker processes where there are
+enough of them, the results in order. One bad file never stops the run.
+
+Nothing here imports libcst until a file passes the pre-filter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+from tfmemlint.checking.prefilter import first_stage, launch_file_may_have_findings
+from tfmemlint.configuration.discovery import Exclusions, Missing, discover
+from tfmemlint.configuration.settings import Settings
+from tfmemlint.model import FileResult
+from tfmemlint.reading.launch import kind_of
+from tfmemlint.reading.source import SourceError, SourceText
+from tfmemlint.rules.file_errors import READ_ERROR
+from tfmemlint.running.file_check import Mode, check_file, diagnostic, new_project_index, read_file
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from tfmemlint.project.index import FileResolver, ProjectIndex
+    from tfmemlint.running.cache import ResultCache
+
+
+def run(
+    paths: Iterable[str],
+    settings: Settings,
+    mode: Mode,
+    verbose: bool = False,
+    exclusions: Exclusions | None = None,
+) -> Iterator[FileResult]:
+    yield from Run(list(discover(paths, exclusions)), settings, mode, verbose)
+
+
+# Below this many files to parse, starting worker processes costs more than it saves.
+MIN_FILES_FOR_WORKERS = 8
+# How long the pool's end may wait for its workers once their tasks are done or cancelled.
+POOL_END_S = 30.0
+
+
+@dataclass
+class RunStats:
+    """What a run did and where its time went, for --verbose."""
+
+    walked: int = 0
+    from_cache: int = 0
+    filtered_out: int = 0
+    parsed: int = 0
+    fixed: int = 0
+    workers: int = 0
+    prepare_s: float = 0.0  # stat, cache, read and pre-filter, in this process
+    engine_s: float = 0.0  # parse, lint and fix, wall time, in this process or the workers
+
+
+class _Pending(NamedTuple):
+    """A file the engine must see; `raw` and `stat` are what the pre-filter saw, read after
+    `read_ns`."""
+
+    path: str
+    settings: Settings
+    raw: bytes | None
+    stat: os.stat_result | None
+    read_ns: int = 0
+    # A launch file: read in this process, never by a worker (its readers cost less than
+    # handing it over, and a pool's start more than a thousand of them).
+    launch: bool = False
+
+
+class Run:
+    """Checks discovered items. Creating it does the cheap part at once: stat, cache look-up,
+    reading and the pre-filter; once enough files need parsing it starts worker processes and
+    hands each such file over as soon as it is found. Iterating yields each item's result in
+    order, as the engine finishes it."""
+
+    def __init__(
+        self,
+        items: Sequence[str | Missing],
+        settings: Settings,
+        mode: Mode,
+        verbose: bool = False,
+        jobs: int = 1,
+        cache: ResultCache | None = None,
+    ) -> None:
+        self.mode, self.verbose, self.cache = mode, verbose, cache
+        self.stats = RunStats(walked=len(items))
+        self._config_root = settings.config_root
+        self._index: ProjectIndex | None = None
+        global _run_index
+        _run_index = None  # an earlier run's, in this process, knows an older project
+        self._jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: dict[int, Future[FileResult]] = {}
+        self._pool_broken = False
+        self._slots: list[FileResult | _Pending] = []
+        self._python = 0  # the Python files and notebooks among them that need parsing
+        started = time.perf_counter()
+        try:
+            for item in items:
+                slot = self._prepare(item, settings)
+                self._slots.append(slot)
+                if isinstance(slot, _Pending):
+                    self.stats.parsed += 1
+                    if not slot.launch:
+                        self._python += 1
+                        self._hand_over(len(self._slots) - 1, len(items))
+        except BaseException:
+            self._stop_pool()
+            raise
+        self.stats.prepare_s = time.perf_counter() - started
+
+    def _hand_over(self, index: int, total: int) -> None:
+        """Start workers once enough files need parsing, and give them each such file as soon
+        as it is found: their start (libcst's import) overlaps the rest of the pre-filter.
+        A file left without a worker is checked in this process when its turn comes."""
+        if self._pool_broken:
+            return
+        if self._pool is None:
+            if self._jobs < 2 or self._python < MIN_FILES_FOR_WORKERS:
+                return
+            # Enough workers for every file that may still need parsing: fork makes them all
+            # now, and an idle one costs little (it imports libcst only for its first file).
+            at_most = self._python + total - len(self._slots)
+            self.stats.workers = min(self._jobs, at_most // (MIN_FILES_FOR_WORKERS // 2))
+            self._pool = _start_pool(self.stats.workers, self._config_root)
+            waiting = [
+                i
+                for i, slot in enumerate(self._slots)
+                if isinstance(slot, _Pending) and not slot.launch
+            ]
+        else:
+            waiting = [index]
+        from concurrent.futures.process import BrokenProcessPool
+
+        for i in waiting:
+            slot = self._slots[i]
+            assert isinstance(slot, _Pending)
+            try:
+                self._futures[i] = self._pool.submit(
+                    _check_in_worker, slot, self.mode, self.verbose
+                )
+            except BrokenProcessPool:  # a worker died (killed, out of memory): no more submits
+                self._pool_broken = True
+                return
+
+    def index(self) -> ProjectIndex:
+        """The run's project index, made when a file first needs it (a cached run never does).
+        Workers forked after that start from what it has learnt."""
+        global _run_index
+        if self._index is None:
+            self._index = _run_index = new_project_index(self._config_root)
+        return self._index
+
+    def _stop_pool(self) -> None:
+        if self._pool is not None:
+            _shut_down(self._pool)
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def _prepare(self, item: str | Missing, settings: Settings) -> FileResult | _Pending:
+        if isinstance(item, Missing):
+            message = "No such file or directory"
+            return FileResult(item.path, [diagnostic(item.path, READ_ERROR, message)])
+        file_settings = settings.for_file(item)
+        contents: list[bytes] = []
+
+        def read_once() -> bytes:  # a cache hit on an unchanged stat reads nothing
+            if not contents:
+                contents.append(read_file(item))
+            return contents[0]
+
+        read_ns = time.time_ns()  # before the stat and the read: a change after it may not show
+        try:
+            stat = os.stat(item)
+            if self.cache is not None:
+                cached = self.cache.lookup(item, file_settings, stat, read_once)
+                if cached is not None and (not cached.findings or self.mode == "check"):
+                    self.stats.from_cache += 1
+                    if cached.findings and not item.endswith(".ipynb"):
+                        with contextlib.suppress(SourceError):  # for the report's excerpts
+                            cached.text = SourceText.decode(read_once()).text
+                    self.cache.served(item)
+                    return cached
+            raw = read_once()
+        except OSError:
+            return _Pending(item, file_settings, None, None)  # check_file reports it
+        asked: list[FileResolver] = []
+
+        def resolver() -> FileResolver:
+            asked.append(self.index().resolver(item))
+            return asked[0]
+
+        launch = kind_of(item, raw[:64]) is not None
+        if launch:
+            passes = launch_file_may_have_findings(raw, file_settings.selected)
+        else:
+            passes = bool(first_stage(raw, file_settings.selected, resolver))
+        if not passes:
+            self.stats.filtered_out += 1
+            if self.cache is not None:
+                read = asked[0].dependencies() if asked else ()
+                self.cache.store(item, file_settings, stat, raw, [], read_ns, read)
+            return FileResult(item)
+        return _Pending(item, file_settings, raw, stat, read_ns, launch)
+
+    def __iter__(self) -> Iterator[FileResult]:
+        started = time.perf_counter()
+        try:
+            for index, slot in enumerate(self._slots):
+                if isinstance(slot, _Pending):
+                    result = self._finish(slot, self._futures.get(index))
+                    self._remember(slot, result)
+                    if result.screened_out:
+                        self.stats.parsed -= 1
+                        self.stats.filtered_out += 1
+                    slot = result
+                yield slot
+        finally:
+            self._stop_pool()
+            self.stats.engine_s = time.perf_counter() - started
+            if self.cache is not None:
+                self.cache.save()
+
+    def _finish(self, pending: _Pending, future: Future[FileResult] | None) -> FileResult:
+        if future is not None:
+            from concurrent.futures import CancelledError
+            from concurrent.futures.process import BrokenProcessPool
+
+            try:
+                return future.result()
+            except (BrokenProcessPool, CancelledError):
+                # A worker died (killed, out of memory), maybe after writing this very file:
+                # check it again here, from what is on disk now.
+                pending = pending._replace(raw=None, stat=None)
+        self.index()  # one for all the files checked in this process
+        return _check_pending(pending, self.mode, self.verbose)
+
+    def _remember(self, pending: _Pending, result: FileResult) -> None:
+        if self.mode == "fix" and result.fixed:
+            self.stats.fixed += 1
+        if self.cache is None or pending.raw is None or pending.stat is None:
+            return
+        if result.internal_error:
+            return  # it may be transient, and is reported with its traceback under --verbose
+        # Under --fix or --diff, only a clean file is remembered: the cache keeps no fixes.
+        if self.mode == "check" or (not result.findings and result.fixed_text is None):
+            self.cache.store(
+                pending.path,
+                pending.settings,
+                pending.stat,
+                pending.raw,
+                result.findings,
+                pending.read_ns,
+                result.depends_on,
+            )
+
+
+# The project index of the run in progress: workers, forked, inherit it.
+_run_index: ProjectIndex | None = None
+
+
+def _check_pending(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
+    return check_file(pending.path, pending.settings, mode, verbose, pending.raw, _run_index)
+
+
+def _shut_down(pool: ProcessPoolExecutor) -> None:
+    """Shut the pool down, its running tasks finished. Where a worker missed the pool's SIGTERM
+    (one that a dead worker's pool ended while it was still starting, under the handler it
+    inherited), the pool would wait for it forever: after POOL_END_S it is killed."""
+    manager = getattr(pool, "_executor_manager_thread", None)
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    if manager is None:
+        return
+    manager.join(POOL_END_S)
+    if manager.is_alive():
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.kill()
+        manager.join()
+
+
+def _start_pool(workers: int, config_root: str | None) -> ProcessPoolExecutor:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork is the quickest start, and safe here: no thread runs yet in this process.
+    method = "fork" if sys.platform == "linux" else "spawn"
+    context = multiprocessing.get_context(method)
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(os.getpid(), config_root),
+    )
+
+
+class _WorkerEnded(SystemExit):
+    """SIGTERM in a worker's task: unwinds it, so that a write in progress removes its
+    temporary file, and is never taken for the task's own failure."""
+
+
+# In a worker: whether a task runs, so that SIGTERM unwinds it rather than ending at once.
+_in_task = False
+
+
+def _check_in_worker(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
+    global _in_task
+    _in_task = True
+    try:
+        try:
+            return _check_pending(pending, mode, verbose)
+        finally:
+            _in_task = False
+    except _WorkerEnded as ended:  # also one raised as the flag is cleared
+        os._exit(ended.code if isinstance(ended.code, int) else 1)
+
+
+def _start_worker(parent: int, config_root: str | None = None) -> None:
+    """The pool ends its workers with SIGTERM when one of them dies, and so does Linux when the
+    parent is killed outright (SIGKILL, the out-of-memory killer): otherwise the worker would
+    wait for work forever.
+
+    Outside a task the worker ends at once. There it waits for work or sends a result, and the
+    pool's own code takes any exception for a result to send again: with the pipe full and
+    nobody reading, it would block forever, and so would the parent's shutdown. Inside a task,
+    an exception unwinds it first, so that a write in progress removes its temporary file."""
+    import signal
+
+    def leave(signum: int, frame: object) -> None:
+        if os.getppid() != parent and hasattr(signal, "alarm"):
+            # The parent is gone: whatever the unwinding below runs into, the alarm's default
+            # action ends the process once a write in progress had time to clean up.
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(2)
+        if not _in_task:
+            os._exit(128 + signum)
+        raise _WorkerEnded(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)
+    global _run_index
+    if _run_index is None:  # spawned, or forked before the parent needed one: one for this worker
+        _run_index = new_project_index(config_root)
+    if sys.platform == "linux":
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent went before the request
+            raise SystemExit(0)
