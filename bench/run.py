@@ -3,12 +3,12 @@
 alike. ruff's ratios stay beside them as the outside anchor. Reports medians, never asserts.
 
   cold        tfmemlint check --no-cache   vs  the libcst floor: one process that reads every
-              file and libcst-parses those naming `tensorflow` and `Session`   (<= 0.75 x;
-              <= 0.5 x on the stress tree, TensorFlow's own sources: --cold-target 0.5)
+              file and libcst-parses those naming `tensorflow` and `Session`   (<= 0.75 x)
   warm        tfmemlint check (cached)     vs  the stat floor: import click, stat every file
                                                                                (<= 1.3 x)
-  pre-commit  tfmemlint on 5 files of TREE that make no session or runtime (naming no API the
-              rules know)  vs  python -c "import click"                        (<= 1.5 x)
+  stress      the cold check on TensorFlow's own sources (--trees)            (<= 0.5 x)
+  hook        tfmemlint on 5 files of TREE that make no session or runtime (naming no API the
+              rules know), as a pre-commit hook runs it  vs  python -c "import click"  (<= 1.5 x)
   fix         tfmemlint --fix on 200 generated files that all need a fix  vs  libcst parsing
               them                                                             (<= 2.0 x)
   memory      peak RSS of the cold check, per process                          (<= 200 MB)
@@ -30,6 +30,11 @@ file parsed and printed back by libcst, over all CPUs (fix: the positions a fix 
 from libcst's codegen, which also proves the tree gives the text back).
 
 Usage: python bench/run.py TREE [--rounds N] [--json] [--only cold,warm,...] [--cold-target F]
+       python bench/run.py --trees DIR [--wheels DIR] [--rounds N] [--json] [--only ...]
+
+--trees builds (once) the trees that look like real code (`trees.py`: a mixed monorepo of sympy,
+django, the generated TF1-era tree and Keras, JAX and tfds programs; TensorFlow's own sources)
+and runs cold, warm and hook on the monorepo and stress on TensorFlow's sources, in one run.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import trees
 from generate import generate, generate_launch_files, generate_notebooks, generate_table
 
 PYTHON = sys.executable
@@ -255,7 +261,7 @@ def warm(tree: Path, rounds: int, scratch: Path) -> dict:
     )
 
 
-def pre_commit(tree: Path, rounds: int, scratch: Path) -> dict:
+def hook(tree: Path, rounds: int, scratch: Path) -> dict:
     """Five files that make no session or runtime, as pre-commit passes changed files: a fresh
     cache. Such a file names none of the APIs the rules know (`Session`, `RunConfig`, `Server`,
     ...), so tfmemlint sets it aside on its words. A file that does name one costs libcst's
@@ -277,7 +283,7 @@ def pre_commit(tree: Path, rounds: int, scratch: Path) -> dict:
 
     # Four times the rounds: each run is short, and start-up times are the noisiest of all.
     times = _side_by_side(ours, theirs, rounds * 4, clear)
-    return _ratio("pre-commit", *times, 1.5, 'python -c "import click"')
+    return _ratio("hook", *times, 1.5, 'python -c "import click"')
 
 
 def fix(rounds: int, scratch: Path, files: int) -> dict:
@@ -396,8 +402,9 @@ def memory(tree: Path) -> dict:
 
 BENCHES = (
     "cold",
+    "stress",
     "warm",
-    "pre-commit",
+    "hook",
     "fix",
     "table",
     "memory",
@@ -408,7 +415,18 @@ BENCHES = (
 )
 
 
-def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: bool) -> list[dict]:
+ON_REAL_TREES = ("cold", "stress", "warm", "hook")
+STRESS_TARGET = 0.5
+
+
+def run(
+    tree: Path,
+    rounds: int,
+    only: list[str],
+    cold_target: float,
+    small: bool,
+    stress_tree: Path | None = None,
+) -> list[dict]:
     results = []
     with tempfile.TemporaryDirectory(prefix="tfmemlint-bench-") as folder:
         scratch = Path(folder)
@@ -417,8 +435,12 @@ def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: boo
                 results.append(cold(tree, rounds, cold_target))
             elif name == "warm":
                 results.append(warm(tree, rounds, scratch))
-            elif name == "pre-commit":
-                results.append(pre_commit(tree, rounds, scratch))
+            elif name == "stress":
+                assert stress_tree is not None, "stress runs on --trees"
+                stressed = cold(stress_tree, rounds, STRESS_TARGET)
+                results.append({**stressed, "name": "stress"})
+            elif name == "hook":
+                results.append(hook(tree, rounds, scratch))
             elif name == "fix":
                 results.append(fix(rounds, scratch, 10 if small else 200))
             elif name == "table":
@@ -438,19 +460,33 @@ def run(tree: Path, rounds: int, only: list[str], cold_target: float, small: boo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("tree", type=Path)
+    parser.add_argument("tree", type=Path, nargs="?")
+    parser.add_argument(
+        "--trees", type=Path, help="build the real trees here (trees.py) and use them"
+    )
+    parser.add_argument("--wheels", type=Path, default=trees.WHEELS, help="the pinned wheels")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--only", default=",".join(BENCHES), help="comma-separated benches")
-    parser.add_argument("--cold-target", type=float, default=0.75, help="0.5 on the stress tree")
+    parser.add_argument("--only", help="comma-separated benches")
+    parser.add_argument("--cold-target", type=float, default=0.75)
     parser.add_argument("--small", action="store_true", help="tiny generated inputs (CI smoke)")
     args = parser.parse_args()
-    only = [name for name in args.only.split(",") if name]
+    if (args.tree is None) == (args.trees is None):
+        parser.error("give a TREE or --trees DIR")
+    stress_tree = None
+    if args.trees is not None:
+        stress_tree = trees.stress(args.trees, args.wheels)
+        generated = 40 if args.small else trees.GENERATED_FILES
+        args.tree = trees.monorepo(args.trees, args.wheels, generated)
+    default = ON_REAL_TREES if stress_tree else [b for b in BENCHES if b != "stress"]
+    only = [name for name in (args.only or ",".join(default)).split(",") if name]
     unknown = sorted(set(only) - set(BENCHES))
     if unknown:
         parser.error(f"unknown bench {', '.join(unknown)}; choose from {', '.join(BENCHES)}")
+    if "stress" in only and stress_tree is None:
+        parser.error("stress runs on TensorFlow's sources: give --trees DIR")
     files = sum(1 for _ in args.tree.rglob("*.py"))
-    results = run(args.tree, args.rounds, only, args.cold_target, args.small)
+    results = run(args.tree, args.rounds, only, args.cold_target, args.small, stress_tree)
     if args.json:
         print(
             json.dumps(

@@ -9,6 +9,7 @@ import runpy
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -49,7 +50,7 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
     assert list(results) == [
         "cold",
         "warm",
-        "pre-commit",
+        "hook",
         "fix",
         "table",
         "memory",
@@ -58,7 +59,7 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         "notebooks",
         "launch",
     ]
-    for name in ("cold", "warm", "pre-commit", "fix", "python2", "tabs", "notebooks", "launch"):
+    for name in ("cold", "warm", "hook", "fix", "python2", "tabs", "notebooks", "launch"):
         assert results[name]["unit"] == "x" and results[name]["value"] > 0
         assert results[name]["tfmemlint_s"] > 0 and results[name]["yardstick_s"] > 0
     assert list(results["cold"]["floors"]) == [
@@ -76,7 +77,7 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
     assert targets == {
         "cold": 0.75,
         "warm": 1.3,
-        "pre-commit": 1.5,
+        "hook": 1.5,
         "fix": 2.0,
         "table": 2.0,
         "memory": 200.0,
@@ -188,3 +189,50 @@ def test_the_server_bench_runs() -> None:
         ("with sessions", True),
         ("no trigger word", False),
     ]
+
+
+def _wheel(folder: Path, name: str, version: str, files: dict[str, str]) -> None:
+    """A wheel as pip would leave it: a zip of the package's files (and one that is not)."""
+    with zipfile.ZipFile(folder / f"{name}-{version}-py3-none-any.whl", "w") as archive:
+        for member, text in files.items():
+            archive.writestr(f"{name}/{member}", text)
+        archive.writestr(f"{name}-{version}.dist-info/METADATA", f"Name: {name}\n")
+
+
+def test_the_real_trees_build_offline_from_the_pinned_wheels_and_run(tmp_path: Path) -> None:
+    """bench/trees.py unpacks the wheels it finds (no network), and `run.py --trees` times
+    cold, stress, warm and hook on them in one run."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    trees = runpy.run_path(str(ROOT / "bench" / "trees.py"))
+    pinned = trees["PINNED"]
+    session = "import tensorflow as tf\nsess = tf.Session()\n"
+    _wheel(wheels, "tensorflow", pinned["tensorflow"], {"python/client/s.py": session})
+    _wheel(wheels, "sympy", pinned["sympy"], {"core/add.py": "x = 1\n", "data.txt": "no"})
+    _wheel(wheels, "django", pinned["django"], {"db/models.py": "y = 2\n"})
+    out = tmp_path / "trees"
+    command = [sys.executable, str(ROOT / "bench" / "run.py"), "--trees", str(out)]
+    done = subprocess.run(
+        [*command, "--wheels", str(wheels), "--rounds", "1", "--small", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(done.stdout)
+    results = {r["name"]: r for r in report["results"]}
+    assert list(results) == ["cold", "stress", "warm", "hook"]
+    assert results["stress"]["target"] == 0.5 and results["cold"]["target"] == 0.75
+    assert all(r["value"] > 0 for r in results.values())
+    stress, monorepo = out / "stress", out / "monorepo"
+    assert (stress / "tensorflow" / "python" / "client" / "s.py").read_text() == session
+    assert not (monorepo / "vendor" / "sympy" / "data.txt").exists()  # Python only
+    assert (monorepo / "vendor" / "django" / "db" / "models.py").is_file()
+    assert len(list((monorepo / "services").rglob("*.py"))) == 40
+    # The programs hold the words the Keras, JAX and tfds families look for.
+    programs = "".join(p.read_text(errors="replace") for p in (monorepo / "programs").rglob("*.py"))
+    for word in ("keras", "jax", "tensorflow_datasets", "Session"):
+        assert word in programs, word
+    # Built once: a second build leaves the trees as they are.
+    stamp = (monorepo / "BUILT").stat().st_mtime_ns
+    trees["monorepo"](out, wheels, 40)
+    assert (monorepo / "BUILT").stat().st_mtime_ns == stamp

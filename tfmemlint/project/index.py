@@ -80,6 +80,10 @@ class ProjectIndex:
         self._via: dict[tuple[str, str], str] = {}  # the module a resolved name came from
         self._reaches: dict[str, tuple[bool, Deps]] = {}
         self._imported: dict[str, tuple[list[str], Deps]] = {}
+        # Whether a module's bytes hold one of a set of words: every entry point of a package
+        # asks it of the same modules, nearest first.
+        self._mentions: dict[tuple[str, tuple[bytes, ...]], tuple[bool, Deps]] = {}
+        self._absolute_imports: dict[str, tuple[str, ...]] = {}  # see imports_named
         self.trees: dict[str, ast.Module | None] = {}  # modules read with `ast` (syntax_tree)
         self._in_progress: set[tuple[str, str]] = set()
         self._reaching: set[str] = set()
@@ -312,6 +316,36 @@ class ProjectIndex:
         module, length, parts, absent = self.files.find(star, path, installed=False)
         return (module if module is not None and length == len(parts) else None), absent
 
+    def mentions(self, path: str, words: tuple[bytes, ...]) -> tuple[bool, Deps]:
+        """Whether a project file holds one of the words (once per run for each), and the
+        file, as a dependency."""
+        key = (path, words)
+        known = self._mentions.get(key)
+        if known is None:
+            raw, read = self.files.read(path)
+            found = raw is not None and any(word in raw for word in words)
+            known = self._mentions[key] = (found, read)
+        return known
+
+    def imports_named(self, path: str, words: tuple[bytes, ...]) -> tuple[bool, Deps]:
+        """Whether a project module imports, by an absolute name that starts with one of the
+        words, a module of that framework (`import tensorflow`, `from jax import numpy`,
+        `import tensorflow_hub`), read as `imported_modules` reads its imports. A word
+        elsewhere (a string, a comment, a variable, `sympy.printing.tensorflow`) does not
+        count: a framework starts only through its modules, imported by name, and the project
+        modules on the way are looked at in turn."""
+        mentioned, read = self.mentions(path, words)
+        if not mentioned:
+            return False, read
+        imports = self._absolute_imports.get(path)
+        if imports is None:
+            raw, _ = self.files.read(path)
+            imported = imports_in_lines(raw or b"")
+            imports = tuple(name for name in imported if not name.startswith("."))
+            self._absolute_imports[path] = imports
+        prefixes = tuple(word.decode() for word in words)
+        return any(name.startswith(prefixes) for name in imports), read
+
     def imported_modules(self, importer: str, raw: bytes | None) -> tuple[list[str], Deps]:
         """The project module files that `importer`'s imports name, in order (its functions'
         imports too: what may run once it is imported); remembered per file."""
@@ -515,11 +549,11 @@ class FileResolver:
         path = self.index.via(name, self.importer)
         return None if path is None else self.display(path)
 
-    def mentions(self, path: str, words: Iterable[bytes]) -> bool:
+    def mentions(self, path: str, words: tuple[bytes, ...]) -> bool:
         """Whether a project file holds one of the words; its answer depends on that file."""
-        raw, read = self.index.files.read(path)
+        found, read = self.index.mentions(path, words)
         self.read |= read
-        return raw is not None and any(word in raw for word in words)
+        return found
 
     def syntax_tree(self, path: str) -> ast.Module | None:
         """A project module's syntax tree, as CPython reads it (once per run); None where it
@@ -553,14 +587,19 @@ class FileResolver:
 
     def imports_words(self, raw: bytes, words: tuple[bytes, ...]) -> str | None:
         """The nearest project module that this file imports, itself or through the project
-        modules it imports (PROGRAM_MODULES of them at most, at any depth), whose bytes hold
-        one of `words`: where a program whose own file never names TensorFlow may reach it.
-        None when none does."""
+        modules it imports (PROGRAM_MODULES of them at most, at any depth), that imports a
+        module named with one of `words` (`ProjectIndex.imports_named`): where a program whose
+        own file never names TensorFlow may reach it. None when none does."""
         found, read = self.index.imported_modules(self.importer, raw)
         self.read |= read
         return next(
-            (path for path in self._imported_in_turn(found) if self.mentions(path, words)), None
+            (path for path in self._imported_in_turn(found) if self._names(path, words)), None
         )
+
+    def _names(self, path: str, words: tuple[bytes, ...]) -> bool:
+        found, read = self.index.imports_named(path, words)
+        self.read |= read
+        return found
 
     def _imported_in_turn(self, first: list[str]) -> Iterator[str]:
         """`first`, then the project modules they import, level by level, each once and

@@ -58,6 +58,8 @@ class ModuleFiles:
         self._files: dict[str, bool] = {}
         self._dirs: dict[str, bool] = {}
         self._launch_folders: dict[str, tuple[list[str], Deps]] = {}
+        self._found: dict[tuple[str, str, bool], tuple[str | None, int, list[str], Deps]] = {}
+        self._modules: dict[tuple[str, ...], tuple[str | None, int]] = {}
 
     def _isfile(self, path: str) -> bool:
         found = self._files.get(path)
@@ -136,7 +138,15 @@ class ModuleFiles:
 
     def _module(self, base: str, parts: list[str]) -> tuple[str | None, int]:
         """The module file that the longest importable prefix of `parts` names under `base`,
-        and that prefix's length (0: `base` itself, as a package)."""
+        and that prefix's length (0: `base` itself, as a package). Once per run for each: the
+        modules of a project import the same names from the same root."""
+        key = (base, *parts)
+        known = self._modules.get(key)
+        if known is None:
+            known = self._modules[key] = self._module_uncached(base, parts)
+        return known
+
+    def _module_uncached(self, base: str, parts: list[str]) -> tuple[str | None, int]:
         found: str | None = None
         length = 0
         if self._isfile(os.path.join(base, "__init__.py")):
@@ -169,7 +179,19 @@ class ModuleFiles:
     ) -> tuple[str | None, int, list[str], Deps]:
         """Where the module part of `qualified` is: (its file, how many of the name's parts it
         takes, the parts, where a module was looked for and not found). (None, 0, ...) for a name
-        that is not the project's (nor, with `installed`, an installed package's)."""
+        that is not the project's (nor, with `installed`, an installed package's). Once per
+        run for each name and importing folder: the modules of a package import the same
+        names."""
+        key = (qualified, os.path.dirname(importer), installed)
+        known = self._found.get(key)
+        if known is None:
+            known = self._found[key] = self._find(qualified, importer, installed)
+        module, length, parts, absent = known
+        return module, length, list(parts), absent
+
+    def _find(
+        self, qualified: str, importer: str, installed: bool
+    ) -> tuple[str | None, int, list[str], Deps]:
         level = len(qualified) - len(qualified.lstrip("."))
         parts = [p for p in qualified[level:].split(".") if p]
         if level:
