@@ -322,6 +322,10 @@ def first_stage(
         # It names TensorFlow, and holds none of the words of the families that need its
         # names: neither TensorFlow through the project nor a project stand-in can hold one;
         # JAX through the project can (TFM208).
+        if _entry_words_looked_for(selected) and not _notebook(raw, notebook_code):
+            # `may_have_findings` just looked for every word of TFM205's family, whose modules
+            # this file names, and found none: nor its entry words, which are some of them.
+            return ""
         jax_words = JAX_WORDS if SHARED_GPU_PREALLOCATION.code in selected else ()
         return (
             "program" if _program_through_project(raw, jax_words, resolver, notebook_code) else ""
@@ -375,6 +379,21 @@ def _program_words(selected: frozenset[str]) -> tuple[bytes, ...]:
     return words
 
 
+def _notebook(raw: bytes, notebook_code: bool) -> bool:
+    return notebook_code or b'"nbformat"' in raw
+
+
+@lru_cache(maxsize=8)
+def _entry_words_looked_for(selected: frozenset[str]) -> bool:
+    """Whether the first stage's conditions hold TFM205's family, with its inert text, and so
+    its entry words (THROUGH_PROJECT_WORDS, a part of its words) for a file that names one of
+    its modules."""
+    family = UNCONFIGURED_PROGRAM_FAMILY
+    return family in _selected_families(selected) and set(THROUGH_PROJECT_WORDS) <= set(
+        family.triggers
+    )
+
+
 def _program_through_project(
     raw: bytes,
     words: tuple[bytes, ...],
@@ -387,7 +406,7 @@ def _program_through_project(
     family = UNCONFIGURED_PROGRAM_FAMILY
     if not words or b"import" not in raw:
         return False
-    notebook = notebook_code or b'"nbformat"' in raw
+    notebook = _notebook(raw, notebook_code)
     if not notebook and not holds_a_trigger(raw, THROUGH_PROJECT_WORDS, family.inert):
         return False
     project = resolver()
