@@ -308,6 +308,29 @@ def test_a_changed_project_module_is_never_replayed(tmp_path: Path, checked: str
     assert run_cli(*command, cwd=tmp_path).returncode == 0
 
 
+def test_a_module_that_appears_where_none_was_is_never_replayed(tmp_path: Path) -> None:
+    """A recorded run keeps the paths where a module was looked for and none was, folded into
+    their folder's stat: a name that appears there since changes that stat, and the names are
+    looked at again. Another change to the folder is looked through, and replays."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app/run.py").write_text("from compat import tf\nsess = tf.Session()\n")
+    settled(tmp_path)
+    command = ("--isolated", "--cache-dir", "cache", "app")
+    assert run_cli(*command, cwd=tmp_path).returncode == 0  # `compat` is nowhere: no finding
+    [report] = reports(tmp_path / "cache")
+    folded = [d for d in marshal.loads(report.read_bytes())["dependencies"] if "absent:" in d[-1]]
+    # Among them, `compat`'s two paths beside run.py (and, up to /, the packaging files).
+    names = {d[0]: set(d[-1].removeprefix("absent:").split("\0")) for d in folded}
+    assert {"compat", "compat.py"} <= names[str(tmp_path / "app")]
+    (tmp_path / "cache/results.marshal").unlink()
+    (tmp_path / "app/notes.txt").write_text("not a module\n")  # the folder changes, not its names
+    assert run_cli(*command, cwd=tmp_path).returncode == 0
+    assert not (tmp_path / "cache/results.marshal").exists()  # replayed
+    (tmp_path / "app/compat.py").write_text("import tensorflow.compat.v1 as tf\n")
+    appeared = run_cli(*command, cwd=tmp_path)
+    assert appeared.returncode == 1 and "run.py:2:" in appeared.stdout
+
+
 def test_no_run_is_recorded_for_a_terminal_or_a_just_written_file(tmp_path: Path) -> None:
     import pty
 
