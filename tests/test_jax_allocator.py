@@ -6,6 +6,7 @@ the value check judges."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -381,6 +382,41 @@ PIPELINE = """\
         return tf.data.Dataset.range(batch)
 """
 ENTRY = "import pipeline\n\n\ndef main():\n    pipeline.get_dataset(8)\n" + MAIN
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "found"),
+    [
+        (PIPELINE, True),
+        # imported where one import a line is not how it is read: CPython's tree sees it
+        (
+            "try: import jax\nexcept ImportError: jax = None\n"
+            + textwrap.dedent(PIPELINE).replace("import jax\n", ""),
+            True,
+        ),
+        # JAX only named, in a string and in a module name of the project's own: no program
+        # reaches JAX through it, and the pre-filter no longer lets the entry through for it
+        (
+            'import tensorflow as tf\nFORMATS = {"jax": "jax.numpy"}\nfrom printers import jax_printer\n',
+            False,
+        ),
+    ],
+)
+def test_the_pre_filter_passes_an_entry_only_for_a_module_that_imports_jax(
+    tmp_path: Path, pipeline: str, found: bool
+) -> None:
+    """The entry names neither JAX nor TensorFlow, so only the project module it imports can
+    let it through the pre-filter: one that imports JAX by name, however it spells the
+    import, and not one that only names JAX in its strings or its own modules' names."""
+    files = {"pipeline.py": pipeline, "train.py": ENTRY, "printers/jax_printer.py": "X = 1\n"}
+    (tmp_path / "printers").mkdir()
+    root = _project(tmp_path, files)
+    done = run_cli("--no-cache", "--isolated", "--select", "TFM208", "-v", "train.py", cwd=root)
+    assert ("train.py:1:1: TFM208" in done.stdout) is found
+    passed = re.search(
+        r"parsed \((?:in this process|\d+ worker processes?)\)\s+(\d+) files", done.stderr
+    )
+    assert passed is not None and int(passed[1]) == int(found), done.stderr
 
 
 def test_jax_reached_through_a_project_module_is_reported_at_its_import(tmp_path: Path) -> None:

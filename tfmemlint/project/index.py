@@ -64,6 +64,18 @@ def is_tensorflow(qualified: str) -> bool:
 _Answer = tuple[frozenset[str] | None, Deps]
 
 
+def _absolute_modules(tree: ast.Module) -> tuple[str, ...]:
+    """The modules that a tree's absolute imports name (`a.b` for `import a.b` and for
+    `from a.b import c`)."""
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append(node.module)
+    return tuple(found)
+
+
 class ProjectIndex:
     """The index for one run. `config_root`: the folder of the run's configuration file;
     `api_names`: the last component of every API the rules start from (`rules.api_names()`),
@@ -84,6 +96,7 @@ class ProjectIndex:
         # asks it of the same modules, nearest first.
         self._mentions: dict[tuple[str, tuple[bytes, ...]], tuple[bool, Deps]] = {}
         self._absolute_imports: dict[str, tuple[str, ...]] = {}  # see imports_named
+        self._imports_parsed: dict[str, tuple[str, ...] | None] = {}
         self.trees: dict[str, ast.Module | None] = {}  # modules read with `ast` (syntax_tree)
         self._in_progress: set[tuple[str, str]] = set()
         self._reaching: set[str] = set()
@@ -330,21 +343,38 @@ class ProjectIndex:
     def imports_named(self, path: str, words: tuple[bytes, ...]) -> tuple[bool, Deps]:
         """Whether a project module imports, by an absolute name that starts with one of the
         words, a module of that framework (`import tensorflow`, `from jax import numpy`,
-        `import tensorflow_hub`), read as `imported_modules` reads its imports. A word
-        elsewhere (a string, a comment, a variable, `sympy.printing.tensorflow`) does not
-        count: a framework starts only through its modules, imported by name, and the project
-        modules on the way are looked at in turn."""
+        `import tensorflow_hub`). A word elsewhere (a string, a comment, a variable,
+        `sympy.printing.tensorflow`) does not count: a framework starts only through its
+        modules, imported by name, and the project modules on the way are looked at in turn.
+        The import lines are read first, as `imported_modules` reads them; where they name no
+        such module, CPython's tree, which also sees `try: import jax` and continued lines,
+        has the last word, and a module it cannot read counts."""
         mentioned, read = self.mentions(path, words)
         if not mentioned:
             return False, read
-        imports = self._absolute_imports.get(path)
-        if imports is None:
+        prefixes = tuple(word.decode() for word in words)
+        for imported in (self._imports_in_lines, self._imports_in_tree):
+            names = imported(path)
+            if names is None or any(name.startswith(prefixes) for name in names):
+                return True, read
+        return False, read
+
+    def _imports_in_lines(self, path: str) -> tuple[str, ...]:
+        known = self._absolute_imports.get(path)
+        if known is None:
             raw, _ = self.files.read(path)
             imported = imports_in_lines(raw or b"")
-            imports = tuple(name for name in imported if not name.startswith("."))
-            self._absolute_imports[path] = imports
-        prefixes = tuple(word.decode() for word in words)
-        return any(name.startswith(prefixes) for name in imports), read
+            known = tuple(name for name in imported if not name.startswith("."))
+            self._absolute_imports[path] = known
+        return known
+
+    def _imports_in_tree(self, path: str) -> tuple[str, ...] | None:
+        """Every module an absolute import statement of the module names, anywhere in it;
+        None where CPython cannot read it."""
+        if path not in self._imports_parsed:
+            tree, _ = self.syntax_tree(path)
+            self._imports_parsed[path] = None if tree is None else _absolute_modules(tree)
+        return self._imports_parsed[path]
 
     def imported_modules(self, importer: str, raw: bytes | None) -> tuple[list[str], Deps]:
         """The project module files that `importer`'s imports name, in order (its functions'
