@@ -22,6 +22,8 @@ from tfmemlint.checking.prefilter import (
 from tfmemlint.configuration.settings import Policy, Settings
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.rules.programs import TEST_RUNNERS
+from tfmemlint.rules.unconfigured_program import FAMILY as UNCONFIGURED_PROGRAM_FAMILY
+from tfmemlint.rules.unconfigured_program import THROUGH_PROJECT_WORDS
 from tfmemlint.running.file_check import check_bytes, new_project_index
 
 DEFAULT = Settings.default(ALL_RULES)
@@ -414,6 +416,44 @@ MODEL = """\
         return tf.keras.Sequential([tf.keras.layers.Dense(1)])
     SCALE = 2
 """
+
+
+@pytest.mark.parametrize(
+    ("model_lib", "found"),
+    [
+        ("import tf_keras\n\n\ndef train():\n    tf_keras.Sequential([]).fit([], [])\n", True),
+        ("import official\n\n\ndef train():\n    official.core.train_lib.run_experiment()\n", True),
+        # TensorFlow only named: in a string, and in a project module's own name
+        (
+            'NAME = "tensorflow"\nfrom printers import tensorflow_printer\n\n\ndef train():\n'
+            "    return NAME\n",
+            False,
+        ),
+    ],
+)
+def test_the_pre_filter_passes_an_entry_only_for_a_module_that_imports_tensorflow(
+    tmp_path: Path, model_lib: str, found: bool
+) -> None:
+    """An entry that never names TensorFlow reaches the engine through a project module that
+    imports one of the packages that start it, whatever the package's name (`tf_keras`,
+    Model Garden's `official`), and not through one that only names TensorFlow."""
+    root = _project(
+        tmp_path,
+        {
+            "printers/tensorflow_printer.py": "X = 1\n",
+            "model_lib.py": model_lib,
+            "main.py": 'import model_lib\n\nif __name__ == "__main__":\n    model_lib.train()\n',
+        },
+    )
+    done = run_cli("--no-cache", "--isolated", "--select", "TFM205", "-v", "main.py", cwd=root)
+    assert ("main.py" in done.stdout and "TFM205" in done.stdout) is found, done.stdout
+    assert ("pre-filtered out                         1 files" in done.stderr) is not found
+
+
+def test_the_entry_words_are_some_of_tfm205s_words() -> None:
+    """The first stage skips looking for the entry words again in a file that failed on all of
+    the family's words (`prefilter._entry_words_looked_for`): they must be among them."""
+    assert set(THROUGH_PROJECT_WORDS) <= set(UNCONFIGURED_PROGRAM_FAMILY.triggers)
 
 
 def test_a_program_that_starts_tensorflow_in_a_project_module(tmp_path: Path) -> None:

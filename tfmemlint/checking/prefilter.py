@@ -388,10 +388,7 @@ def _entry_words_looked_for(selected: frozenset[str]) -> bool:
     """Whether the first stage's conditions hold TFM205's family, with its inert text, and so
     its entry words (THROUGH_PROJECT_WORDS, a part of its words) for a file that names one of
     its modules."""
-    family = UNCONFIGURED_PROGRAM_FAMILY
-    return family in _selected_families(selected) and set(THROUGH_PROJECT_WORDS) <= set(
-        family.triggers
-    )
+    return UNCONFIGURED_PROGRAM_FAMILY in _selected_families(selected)
 
 
 def _program_through_project(

@@ -32,6 +32,7 @@ from tfmemlint.project.module_summary import (
     ModuleSummary,
     imports,
     imports_in_lines,
+    imports_in_tree,
     member,
     summarize,
 )
@@ -64,16 +65,9 @@ def is_tensorflow(qualified: str) -> bool:
 _Answer = tuple[frozenset[str] | None, Deps]
 
 
-def _absolute_modules(tree: ast.Module) -> tuple[str, ...]:
-    """The modules that a tree's absolute imports name (`a.b` for `import a.b` and for
-    `from a.b import c`)."""
-    found: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            found.append(node.module)
-    return tuple(found)
+def _roots(imported: Iterable[str]) -> frozenset[str]:
+    """The top-level packages of absolute imports (`a` of `a.b.c`)."""
+    return frozenset(name.partition(".")[0] for name in imported if not name.startswith("."))
 
 
 class ProjectIndex:
@@ -95,8 +89,8 @@ class ProjectIndex:
         # Whether a module's bytes hold one of a set of words: every entry point of a package
         # asks it of the same modules, nearest first.
         self._mentions: dict[tuple[str, tuple[bytes, ...]], tuple[bool, Deps]] = {}
-        self._absolute_imports: dict[str, tuple[str, ...]] = {}  # see imports_named
-        self._imports_parsed: dict[str, tuple[str, ...] | None] = {}
+        self._import_roots: dict[str, frozenset[str]] = {}  # see imports_named
+        self._import_roots_parsed: dict[str, frozenset[str] | None] = {}
         self.trees: dict[str, ast.Module | None] = {}  # modules read with `ast` (syntax_tree)
         self._in_progress: set[tuple[str, str]] = set()
         self._reaching: set[str] = set()
@@ -341,40 +335,38 @@ class ProjectIndex:
         return known
 
     def imports_named(self, path: str, words: tuple[bytes, ...]) -> tuple[bool, Deps]:
-        """Whether a project module imports, by an absolute name that starts with one of the
-        words, a module of that framework (`import tensorflow`, `from jax import numpy`,
-        `import tensorflow_hub`). A word elsewhere (a string, a comment, a variable,
-        `sympy.printing.tensorflow`) does not count: a framework starts only through its
-        modules, imported by name, and the project modules on the way are looked at in turn.
-        The import lines are read first, as `imported_modules` reads them; where they name no
-        such module, CPython's tree, which also sees `try: import jax` and continued lines,
-        has the last word, and a module it cannot read counts."""
+        """Whether a project module imports, by an absolute name whose top-level package holds
+        one of the words, a module of that framework (`import tensorflow`, `from jax import
+        numpy`, `import tf_keras`, `import official`). A word elsewhere (a string, a comment,
+        a variable, `sympy.printing.tensorflow`) does not count: a framework starts only
+        through its packages, imported by name, and the project modules on the way are looked
+        at in turn. The import lines are read first, as `imported_modules` reads them; where
+        they name no such package, CPython's tree, which also sees `try: import jax` and
+        continued lines, has the last word, and a module it cannot read counts."""
         mentioned, read = self.mentions(path, words)
         if not mentioned:
             return False, read
-        prefixes = tuple(word.decode() for word in words)
-        for imported in (self._imports_in_lines, self._imports_in_tree):
-            names = imported(path)
-            if names is None or any(name.startswith(prefixes) for name in names):
+        names = tuple(word.decode().rstrip(".") for word in words)  # `official.`: the package
+        for roots in (self._roots_in_lines(path), self._roots_in_tree(path)):
+            if roots is None or any(name in root for root in roots for name in names):
                 return True, read
         return False, read
 
-    def _imports_in_lines(self, path: str) -> tuple[str, ...]:
-        known = self._absolute_imports.get(path)
+    def _roots_in_lines(self, path: str) -> frozenset[str]:
+        """The top-level packages a module's absolute imports name, read a line each."""
+        known = self._import_roots.get(path)
         if known is None:
             raw, _ = self.files.read(path)
-            imported = imports_in_lines(raw or b"")
-            known = tuple(name for name in imported if not name.startswith("."))
-            self._absolute_imports[path] = known
+            known = self._import_roots[path] = _roots(imports_in_lines(raw or b""))
         return known
 
-    def _imports_in_tree(self, path: str) -> tuple[str, ...] | None:
-        """Every module an absolute import statement of the module names, anywhere in it;
-        None where CPython cannot read it."""
-        if path not in self._imports_parsed:
-            tree, _ = self.syntax_tree(path)
-            self._imports_parsed[path] = None if tree is None else _absolute_modules(tree)
-        return self._imports_parsed[path]
+    def _roots_in_tree(self, path: str) -> frozenset[str] | None:
+        """The same from CPython's tree of the module; None where it cannot read it."""
+        if path not in self._import_roots_parsed:
+            tree, _ = self.syntax_tree(path, keep=False)  # its answer is all that is kept
+            roots = None if tree is None else _roots(imports_in_tree(tree))
+            self._import_roots_parsed[path] = roots
+        return self._import_roots_parsed[path]
 
     def imported_modules(self, importer: str, raw: bytes | None) -> tuple[list[str], Deps]:
         """The project module files that `importer`'s imports name, in order (its functions'
@@ -560,7 +552,8 @@ class FileResolver:
                 if any(runs_file(each, at, self.importer, starts) for each, at in runs):
                     found.append(Launched(self.display(path), _environment(env), False))
         # A Dockerfile that a Compose file builds runs through it, with its environment.
-        found = [each for each in found if each.launcher not in map(self.display, built)]
+        through_compose = {self.display(path) for path in built}
+        found = [each for each in found if each.launcher not in through_compose]
         for path in configured:
             launch, read = self.index.launch_file(path)
             depends |= read or self.index.files.missing(path)
@@ -622,11 +615,10 @@ class FileResolver:
         own file never names TensorFlow may reach it. None when none does."""
         found, read = self.index.imported_modules(self.importer, raw)
         self.read |= read
-        return next(
-            (path for path in self._imported_in_turn(found) if self._names(path, words)), None
-        )
+        reached = self._imported_in_turn(found)
+        return next((path for path in reached if self._imports_named(path, words)), None)
 
-    def _names(self, path: str, words: tuple[bytes, ...]) -> bool:
+    def _imports_named(self, path: str, words: tuple[bytes, ...]) -> bool:
         found, read = self.index.imports_named(path, words)
         self.read |= read
         return found

@@ -71,6 +71,11 @@ def imports(raw: bytes) -> Iterator[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         yield from imports_in_lines(raw)
         return
+    yield from imports_in_tree(tree)
+
+
+def imports_in_tree(tree: ast.Module) -> Iterator[str]:
+    """`imports`, from a syntax tree already parsed."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
