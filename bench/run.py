@@ -473,18 +473,19 @@ def main() -> None:
     args = parser.parse_args()
     if (args.tree is None) == (args.trees is None):
         parser.error("give a TREE or --trees DIR")
-    stress_tree = None
-    if args.trees is not None:
-        stress_tree = trees.stress(args.trees, args.wheels)
-        generated = 40 if args.small else trees.GENERATED_FILES
-        args.tree = trees.monorepo(args.trees, args.wheels, generated)
-    default = ON_REAL_TREES if stress_tree else [b for b in BENCHES if b != "stress"]
+    default = ON_REAL_TREES if args.trees else [b for b in BENCHES if b != "stress"]
     only = [name for name in (args.only or ",".join(default)).split(",") if name]
     unknown = sorted(set(only) - set(BENCHES))
     if unknown:
         parser.error(f"unknown bench {', '.join(unknown)}; choose from {', '.join(BENCHES)}")
-    if "stress" in only and stress_tree is None:
+    if "stress" in only and args.trees is None:
         parser.error("stress runs on TensorFlow's sources: give --trees DIR")
+    stress_tree = None
+    if args.trees is not None:
+        if "stress" in only:  # the TensorFlow wheel is the one large download
+            stress_tree = trees.stress(args.trees, args.wheels)
+        generated = 40 if args.small else trees.GENERATED_FILES
+        args.tree = trees.monorepo(args.trees, args.wheels, generated)
     files = sum(1 for _ in args.tree.rglob("*.py"))
     results = run(args.tree, args.rounds, only, args.cold_target, args.small, stress_tree)
     if args.json:

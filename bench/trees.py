@@ -46,15 +46,12 @@ def wheel(name: str, folder: Path) -> Path:
     return found[0]  # any platform's: the Python sources are the same
 
 
-def _unpack_python(wheel_path: Path, package: str, out: Path) -> int:
-    """The `.py` files of `package` in a wheel, under `out`; how many."""
-    count = 0
+def _unpack_python(wheel_path: Path, package: str, out: Path) -> None:
+    """The `.py` files of `package` in a wheel, under `out`."""
     with zipfile.ZipFile(wheel_path) as archive:
         for member in archive.namelist():
             if member.startswith(f"{package}/") and member.endswith(".py"):
                 archive.extract(member, out)
-                count += 1
-    return count
 
 
 def _built(tree: Path, what: str) -> bool:

@@ -195,7 +195,7 @@ def test_a_worker_that_misses_the_pools_sigterm_is_killed(
         items[-1].write_text(BARE)
     monkeypatch.setattr(runner, "_start_worker", _deaf_worker_start)
     monkeypatch.setattr(runner, "_check_pending", _dying_or_stuck_worker)
-    monkeypatch.setattr(runner, "POOL_END_S", 1.0, raising=False)
+    monkeypatch.setattr(runner, "POOL_END_S", 1.0)
     started = time.monotonic()
     results = list(
         runner.Run([str(p) for p in items], Settings.default(ALL_RULES), "check", jobs=2)
