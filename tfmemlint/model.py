@@ -5,14 +5,13 @@ carry offsets into the decoded text, which is what the fixer applies.
 
 Immutable records that every run defines at start-up are NamedTuples, here and in settings,
 source, discovery and the rule registry: Python defines a NamedTuple class about six times
-faster than a frozen dataclass, and a pre-commit call pays for each one. Mutable state stays in
-dataclasses.
+faster than a frozen dataclass, and a pre-commit call pays for each one. The mutable records on
+every run's path (`FileResult`, the runner's `RunStats`) are plain classes, for the same reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 Applicability = Literal["safe", "unsafe"]
@@ -119,17 +118,44 @@ class Layout(NamedTuple):
 FILE = Layout()
 
 
-@dataclass
 class FileResult:
     """What checking (and maybe fixing) one file produced."""
 
-    filename: str
-    findings: list[Finding] = field(default_factory=list)
-    fixed: int = 0
-    text: str | None = None  # the text the findings point into (after fixing, under --fix)
-    original: str | None = None  # set, with fixed_text, when fixing changed the text
-    fixed_text: str | None = None
-    internal_error: bool = False
-    screened_out: bool = False  # the pre-filter's second stage found nothing to parse
-    # The project modules its names were resolved through: the result holds while they do.
-    depends_on: tuple[Dependency, ...] = ()
+    __slots__ = (
+        "depends_on",
+        "filename",
+        "findings",
+        "fixed",
+        "fixed_text",
+        "internal_error",
+        "original",
+        "screened_out",
+        "text",
+    )
+
+    def __init__(
+        self,
+        filename: str,
+        findings: list[Finding] | None = None,
+        fixed: int = 0,
+        text: str | None = None,
+        original: str | None = None,
+        fixed_text: str | None = None,
+        internal_error: bool = False,
+        screened_out: bool = False,
+        depends_on: tuple[Dependency, ...] = (),
+    ) -> None:
+        self.filename = filename
+        self.findings: list[Finding] = [] if findings is None else findings
+        self.fixed = fixed
+        self.text = text  # the text the findings point into (after fixing, under --fix)
+        self.original = original  # set, with fixed_text, when fixing changed the text
+        self.fixed_text = fixed_text
+        self.internal_error = internal_error
+        self.screened_out = screened_out  # the pre-filter's second stage found nothing to parse
+        # The project modules its names were resolved through: the result holds while they do.
+        self.depends_on = depends_on
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"FileResult({shown})"

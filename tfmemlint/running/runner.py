@@ -11,7 +11,6 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from tfmemlint.checking.prefilter import first_stage, launch_file_may_have_findings
@@ -46,18 +45,18 @@ MIN_FILES_FOR_WORKERS = 8
 POOL_END_S = 30.0
 
 
-@dataclass
 class RunStats:
     """What a run did and where its time went, for --verbose."""
 
-    walked: int = 0
-    from_cache: int = 0
-    filtered_out: int = 0
-    parsed: int = 0
-    fixed: int = 0
-    workers: int = 0
-    prepare_s: float = 0.0  # stat, cache, read and pre-filter, in this process
-    engine_s: float = 0.0  # parse, lint and fix, wall time, in this process or the workers
+    def __init__(self, walked: int = 0) -> None:
+        self.walked = walked
+        self.from_cache = 0
+        self.filtered_out = 0
+        self.parsed = 0
+        self.fixed = 0
+        self.workers = 0
+        self.prepare_s = 0.0  # stat, cache, read and pre-filter, in this process
+        self.engine_s = 0.0  # parse, lint and fix, wall time, in this process or the workers
 
 
 class _Pending(NamedTuple):
