@@ -23,7 +23,7 @@ from tfmemlint.configuration.settings import Policy, Settings
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.rules.programs import TEST_RUNNERS
 from tfmemlint.rules.unconfigured_program import FAMILY as UNCONFIGURED_PROGRAM_FAMILY
-from tfmemlint.rules.unconfigured_program import THROUGH_PROJECT_WORDS
+from tfmemlint.rules.unconfigured_program import THROUGH_PROJECT_WORDS, screen
 from tfmemlint.running.file_check import check_bytes, new_project_index
 
 DEFAULT = Settings.default(ALL_RULES)
@@ -1098,6 +1098,10 @@ _STARTS = "import tensorflow as tf\nx = tf.ones([1])\n"
         "def main(argv):\n    pass\ngo(main)\n",
         "from absl import app\rdef setup():\r    global go\r    go = app.run\rsetup()\r"
         "def main(argv):\r    pass\rgo(main)\r",
+        "from absl import app\ndef setup(): global go; go = app.run\nsetup()\n"
+        "def main(argv):\n    pass\ngo(main)\n",
+        "from absl import app\ndef setup():\n    x = 1;\tglobal\\\n go\n    go = app.run\nsetup()\n"
+        "def main(argv):\n    pass\ngo(main)\n",
         # a click command spelled through an import or an alias
         "from click import command\n@command()\ndef go():\n    pass\n",
         "import click\ncmd = click.command\n@cmd()\ndef go():\n    pass\n",
@@ -1928,3 +1932,25 @@ def test_a_flag_off_by_default_with_no_sure_fix(source: str) -> None:
 )
 def test_a_flag_on_by_default_is_configuration(source: str) -> None:
     assert "TFM205" not in codes(source)
+
+
+@pytest.mark.parametrize(
+    ("text", "declares"),
+    [
+        ("def f():\n    global go\n", True),
+        ("def f():\r\tglobal go\r", True),
+        ("def f(): global go\n", True),
+        ("def f():\n    x = 1; \fglobal\\\n go\n", True),
+        ("global go\n", True),
+        ("x = tf.compat.v1.global_variables()\n", False),
+        ("x = 'a global go'\n", False),
+        ("myglobal = 1\n", False),
+        ("def f():\n    x.global go\n", False),
+    ],
+)
+def test_the_screen_looks_for_global_statements_where_a_statement_may_start(
+    text: str, declares: bool
+) -> None:
+    """Where one may be, the screen reads every binding in the module, not only those that run
+    at import (see `screen.may_be_an_entry`)."""
+    assert screen._may_declare_global(text) is declares

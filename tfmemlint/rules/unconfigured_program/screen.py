@@ -95,10 +95,8 @@ CONTRIB = "tensorflow.contrib"
 
 # How deep `names.spelled_names` follows attributes and aliases; deeper, a name may be anything.
 MAX_SPELLING_DEPTH = 8
-# Where a `global` statement may be: the keyword where a statement may start (a line's start,
-# after a lone CR too, after `;` or a header's `:`), then a space or a backslash. Prose in a
-# docstring may match too.
-_GLOBAL_STATEMENT = re.compile(r"(?m)(?:^|[;:\r])[ \t\f]*global[ \t\f\\]")
+# The keyword of a `global` statement, then a space or a backslash (see `_may_declare_global`).
+_GLOBAL_KEYWORD = re.compile(r"global[ \t\f\\]")
 
 
 def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
@@ -215,7 +213,7 @@ def may_be_an_entry(
     if not calls and not decorators:
         return False
     # A name of the module's scope is bound outside function bodies, or under `global`.
-    bound = ast.walk(tree) if _GLOBAL_STATEMENT.search(text) else at_import
+    bound = ast.walk(tree) if _may_declare_global(text) else at_import
     spellings = _Spellings(bound)
     for decorator in decorators:
         spelled = spellings.of(decorator)
@@ -235,6 +233,20 @@ def may_be_an_entry(
         # As `names.qualified_names` resolves it: through the project's own modules.
         resolved = resolver.resolve((name,)) if resolver is not None else {name}
         if any(runs_a_main(qualified) for qualified in resolved or ()):
+            return True
+    return False
+
+
+def _may_declare_global(text: str) -> bool:
+    """Whether a `global` statement may be in the text: the keyword where a statement may start
+    (a line's start, after a lone CR too, after `;` or a header's `:`). Prose in a docstring
+    may pass too. (The keyword is searched for first: a pattern that starts with a line's
+    start is tried at every character.)"""
+    for match in _GLOBAL_KEYWORD.finditer(text):
+        before = match.start() - 1
+        while before >= 0 and text[before] in " \t\f":
+            before -= 1
+        if before < 0 or text[before] in "\n\r;:":
             return True
     return False
 
