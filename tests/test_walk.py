@@ -3,7 +3,6 @@ nodes (which must hold nothing else): the name table's notion of "before" depend
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Sequence
 
@@ -11,7 +10,7 @@ import libcst as cst
 import pytest
 
 from tests.conftest import ROOT
-from tfmemlint.reading.cst_walk import LAYOUT, descend, walk
+from tfmemlint.reading.cst_walk import LAYOUT, walk
 
 SOURCES = sorted(
     p
@@ -115,37 +114,3 @@ def test_the_walk_skips_fields_that_hold_only_layout() -> None:
     # declared a bare Sequence, which admits anything.
     assert "asynchronous" in _walked_fields(cst.FunctionDef)
     assert _only_layout(Sequence[cst.Comma]) and not _only_layout(Sequence)
-
-
-class ParentRecorder(cst.CSTVisitor):
-    """Each node libcst visits (layout aside), in order, with its nearest visited parent."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[int, int | None]] = []
-        self.around: list[int] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if type(node) in LAYOUT:
-            return False
-        self.seen.append((id(node), self.around[-1] if self.around else None))
-        self.around.append(id(node))
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if type(original_node) not in LAYOUT:
-            self.around.pop()
-
-
-def test_descend_gives_each_node_in_walk_order_what_its_parent_returned() -> None:
-    for text in [EXTRA, (ROOT / "tfmemlint" / "checking" / "engine.py").read_text()]:
-        module = cst.parse_module(text)
-        expected = ParentRecorder()
-        module.visit(expected)
-        seen: list[tuple[int, int | None]] = []
-        descend(module, functools.partial(_enter, seen), None)
-        assert seen == expected.seen
-
-
-def _enter(seen: list[tuple[int, int | None]], node: cst.CSTNode, parent: int | None) -> int:
-    seen.append((id(node), parent))
-    return id(node)

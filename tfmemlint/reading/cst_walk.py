@@ -9,12 +9,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+from collections.abc import Iterator
 
 import libcst as cst
-
-State = TypeVar("State")
 
 
 def walk(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
@@ -41,24 +38,6 @@ def walk(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                         pending.append((child, False))
             elif type(value) not in _UNWALKED:
                 pending.append((value, False))
-
-
-def descend(root: cst.CSTNode, enter: Callable[[cst.CSTNode, State], State], state: State) -> None:
-    """Every node of the tree, layout aside (as `walk`), parents first: `enter` is given each
-    node and what it returned for the node's parent (`state` for the root). One call a node,
-    where `walk` makes two."""
-    pending: list[tuple[cst.CSTNode, State]] = [(root, state)]
-    while pending:
-        node, above = pending.pop()
-        below = enter(node, above)
-        for name in _walked_fields(type(node)):
-            value = getattr(node, name)
-            if type(value) is tuple or type(value) is list:
-                for child in reversed(value):
-                    if type(child) not in _UNWALKED:
-                        pending.append((child, below))
-            elif type(value) not in _UNWALKED:
-                pending.append((value, below))
 
 
 def _layout_classes() -> frozenset[type]:

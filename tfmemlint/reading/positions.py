@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import libcst as cst
 
-from tfmemlint.reading.cst_walk import descend
+from tfmemlint.reading.cst_walk import walk
 
 Span = tuple[int, int]
 
@@ -205,24 +205,26 @@ class _Statements:
         self.parent: dict[cst.CSTNode, cst.CSTNode | None] = {}
         self.indents: dict[cst.CSTNode, tuple[str, ...]] = {}
         self._default_indent = module.default_indent
-        descend(module, self._enter, (None, ()))
+        self._around: list[cst.CSTNode] = []
+        self._blocks: list[str] = []
+        walk(module, self)
 
-    def _enter(self, node: cst.CSTNode, around: _Around) -> _Around:
-        statement, blocks = around
+    def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.BaseStatement):
-            self.parent[node] = statement
-            self.indents[node] = blocks
-            statement = node
+            self.parent[node] = self._around[-1] if self._around else None
+            self.indents[node] = tuple(self._blocks)
+            self._around.append(node)
         elif type(node) is cst.IndentedBlock:
-            indent = self._default_indent if node.indent is None else node.indent
-            blocks = (*blocks, indent)
-        if statement is not None:
-            self.owner[node] = statement
-        return statement, blocks
+            self._blocks.append(self._default_indent if node.indent is None else node.indent)
+        if self._around:
+            self.owner[node] = self._around[-1]
+        return True
 
-
-# The innermost statement around a node, and the indentation of the blocks around it.
-_Around = tuple[cst.CSTNode | None, tuple[str, ...]]
+    def on_leave(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.BaseStatement):
+            self._around.pop()
+        elif type(node) is cst.IndentedBlock:
+            self._blocks.pop()
 
 
 def _only_place(text: str, code: str) -> int | None:
