@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+from collections.abc import Callable
 
 import hypothesmith
 import libcst as cst
@@ -31,12 +32,13 @@ LAYOUTS = [
 ]
 
 
-def _same_spans(text: str) -> None:
+def _same_spans(text: str) -> int:
     module = cst.parse_module(text)
     fast, fast_code = positions.measure(module)[:2]
     slow, slow_code = positions.provider_spans(module)
     assert fast_code == slow_code == module.code
     assert fast == slow
+    return 1
 
 
 @pytest.mark.parametrize("text", LAYOUTS)
@@ -44,28 +46,34 @@ def test_spans_match_the_position_provider_on_layouts(text: str) -> None:
     _same_spans(text)
 
 
-def test_spans_match_the_position_provider_on_real_files() -> None:
-    compared = 0
+def _each_real_file(compare: Callable[[str], int]) -> int:
+    """The sum of what `compare` gives for the test suite's sources and EXTRA, those that
+    libcst parses."""
+    total = 0
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 10_000))  # libcst's codegen recurses per level
     try:
         for text in [EXTRA, *(p.read_bytes().decode("utf-8", "replace") for p in SOURCES)]:
-            try:
-                _same_spans(text)
-            except cst.ParserSyntaxError:
-                continue
-            compared += 1
+            with contextlib.suppress(cst.ParserSyntaxError):
+                total += compare(text)
     finally:
         sys.setrecursionlimit(limit)
-    assert compared > 100
+    return total
+
+
+def test_spans_match_the_position_provider_on_real_files() -> None:
+    assert _each_real_file(_same_spans) > 100
 
 
 @pytest.mark.slow
 @GENERATED_PROGRAMS
 @given(hypothesmith.from_grammar())
 def test_spans_match_the_position_provider_on_generated_programs(program: str) -> None:
+    """Both ways of measuring: the whole module's against the provider, and each statement's
+    against the whole module's (`_same_spans_by_statement`, below)."""
     with contextlib.suppress(cst.ParserSyntaxError):
         _same_spans(program)
+        _same_spans_by_statement(program)
 
 
 def _same_spans_by_statement(text: str) -> int:
@@ -94,24 +102,7 @@ def test_spans_by_statement_are_the_whole_modules_on_layouts(text: str) -> None:
 
 
 def test_spans_by_statement_are_the_whole_modules_on_real_files() -> None:
-    answered = 0
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 10_000))
-    try:
-        for text in [EXTRA, *(p.read_bytes().decode("utf-8", "replace") for p in SOURCES)]:
-            with contextlib.suppress(cst.ParserSyntaxError):
-                answered += _same_spans_by_statement(text)
-    finally:
-        sys.setrecursionlimit(limit)
-    assert answered > 10_000
-
-
-@pytest.mark.slow
-@GENERATED_PROGRAMS
-@given(hypothesmith.from_grammar())
-def test_spans_by_statement_are_the_whole_modules_on_generated_programs(program: str) -> None:
-    with contextlib.suppress(cst.ParserSyntaxError):
-        _same_spans_by_statement(program)
+    assert _each_real_file(_same_spans_by_statement) > 10_000
 
 
 def test_a_statement_found_twice_is_placed_by_the_one_around_it() -> None:
