@@ -63,12 +63,8 @@ class FileContext:
         self.cache: dict[str, object] = {}
 
     @cached_property
-    def _by_statement(self) -> positions.ByStatement:
-        return positions.ByStatement(self.module, self.text)
-
-    @cached_property
     def _positions(self) -> positions.Positions:
-        # The whole module's, where measuring the node's statement alone cannot tell.
+        # Computed only once a rule needs a position.
         measured = positions.measure(self.module)
         if measured.code.rstrip(_END_BLANKS) != self.text.rstrip(_END_BLANKS):
             # libcst drops a few rare spellings (a line holding only a `\` continuation):
@@ -82,12 +78,10 @@ class FileContext:
         return measured
 
     def statement_extents(self) -> list[positions.Span] | None:
-        """Where each top-level statement lies (see `positions.Positions`), for the fix loop;
-        None where libcst does not give the text back."""
-        try:
-            return self._positions.statements
-        except UnfaithfulParseError:
-            return None
+        """Where each top-level statement lies (see `positions.Positions`), if the positions
+        were worked out for a rule already; None otherwise."""
+        measured = self.__dict__.get("_positions")
+        return measured.statements if measured is not None else None
 
     def other_module(self, path: str) -> FileContext | None:
         """Another module of the project, parsed, for a rule that follows a call into it (a
@@ -120,13 +114,7 @@ class FileContext:
         return self.layout.place(row) if self.layout.place else f"line {row}"
 
     def span(self, node: cst.CSTNode) -> positions.Span:
-        """The node's (start, end) offsets in the text: from its statement alone where that
-        can tell (a finding needs a few nodes' spans, not the whole module's)."""
-        measured = self.__dict__.get("_positions")
-        if measured is None:
-            found = self._by_statement.span(node)
-            if found is not None:
-                return found
+        """The node's (start, end) offsets in the text."""
         return self._positions.spans[node]
 
     def code(self, node: cst.CSTNode) -> str:

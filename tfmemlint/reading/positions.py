@@ -8,19 +8,13 @@ costs a quarter as much, and a finding needs offsets anyway. The spans are the P
 The same pass gives back the code, so the check that libcst reproduces the text costs nothing
 more. It runs on libcst's codegen protocol (`_codegen` and `CodegenState`); should that change,
 the public provider takes over.
-
-A finding needs the spans of a few nodes, not of the whole module: `ByStatement` measures only
-the statement that holds a node, and finds that statement's code in the text.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, NamedTuple
 
 import libcst as cst
-
-from tfmemlint.reading.cst_walk import walk
 
 Span = tuple[int, int]
 
@@ -63,11 +57,10 @@ class _SyntacticSpan:
 if CodegenState is not None:
 
     class _OffsetState(CodegenState):  # type: ignore[misc,valid-type]
-        def __init__(self, module: cst.Module, indents: tuple[str, ...] = ()) -> None:
+        def __init__(self, module: cst.Module) -> None:
             super().__init__(
                 default_indent=module.default_indent, default_newline=module.default_newline
             )
-            self.indent_tokens = list(indents)  # those of the blocks around a statement
             self.offset = 0
             self.spans: dict[cst.CSTNode, Span] = {}
             self.statements: list[Span] = []
@@ -139,108 +132,3 @@ def provider_spans(module: cst.Module) -> tuple[dict[cst.CSTNode, Span], str]:
         node: (offset(r.start.line, r.start.column), offset(r.end.line, r.end.column))
         for node, r in ranges.items()
     }, code
-
-
-# A line that holds only a backslash continuation: libcst's tree leaves it out (see
-# `engine.FileContext`), and a text that holds one is measured whole, so that it is told so.
-_CONTINUATION = re.compile(r"\\(?:\r\n?|\n)")
-
-
-class ByStatement:
-    """The spans of a module's nodes, measured one statement at a time, as rules ask for them:
-    the innermost statement that holds the node is generated alone, under the indentation of
-    the blocks around it, and its code must lie at a line's start in the text at exactly one
-    place (else its enclosing statement is tried). The spans are those `measure` gives: a test
-    holds them to it. None where this cannot tell: the caller then measures the whole module."""
-
-    def __init__(self, module: cst.Module, text: str) -> None:
-        self.module, self.text = module, text
-        self.spans: dict[cst.CSTNode, Span] = {}
-        self._statements: _Statements | None = None
-        self._tried: set[cst.CSTNode] = set()
-        self._whole_only = CodegenState is None or any(
-            _alone_on_its_line(text, match.start()) for match in _CONTINUATION.finditer(text)
-        )
-
-    def span(self, node: cst.CSTNode) -> Span | None:
-        found = self.spans.get(node)
-        if found is not None or self._whole_only:
-            return found
-        if self._statements is None:
-            self._statements = _Statements(self.module)
-        statement = self._statements.owner.get(node)
-        while statement is not None and statement not in self._tried:
-            self._tried.add(statement)
-            start, spans = self._place(statement)
-            if spans is not None:
-                self.spans.update({n: (start + s, start + e) for n, (s, e) in spans.items()})
-                return self.spans.get(node)
-            if start is None:
-                return None  # its code is nowhere in the text
-            statement = self._statements.parent.get(statement)  # found at several places
-        return None
-
-    def _place(self, statement: cst.CSTNode) -> tuple[int | None, dict[cst.CSTNode, Span] | None]:
-        """(where the statement's code starts, its nodes' spans from there); (-1, None) where
-        that code lies at several places, (None, None) where it lies nowhere."""
-        assert self._statements is not None
-        state = _OffsetState(self.module, self._statements.indents[statement])
-        try:
-            statement._codegen(state)
-        except (AttributeError, TypeError):
-            return None, None  # libcst's codegen protocol changed
-        code = "".join(state.tokens)
-        start = _only_place(self.text, code)
-        if start is None:
-            return None, None
-        return (start, state.spans) if start >= 0 else (-1, None)
-
-
-class _Statements:
-    """Each node's innermost statement (a statement's is itself), each statement's enclosing
-    one, and the indentation of the blocks around it, from one walk of the tree."""
-
-    def __init__(self, module: cst.Module) -> None:
-        self.owner: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.parent: dict[cst.CSTNode, cst.CSTNode | None] = {}
-        self.indents: dict[cst.CSTNode, tuple[str, ...]] = {}
-        self._default_indent = module.default_indent
-        self._around: list[cst.CSTNode] = []
-        self._blocks: list[str] = []
-        walk(module, self)
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.BaseStatement):
-            self.parent[node] = self._around[-1] if self._around else None
-            self.indents[node] = tuple(self._blocks)
-            self._around.append(node)
-        elif type(node) is cst.IndentedBlock:
-            self._blocks.append(self._default_indent if node.indent is None else node.indent)
-        if self._around:
-            self.owner[node] = self._around[-1]
-        return True
-
-    def on_leave(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.BaseStatement):
-            self._around.pop()
-        elif type(node) is cst.IndentedBlock:
-            self._blocks.pop()
-
-
-def _only_place(text: str, code: str) -> int | None:
-    """Where `code` starts a line of `text`, when it does at one place only; -1 where it does
-    at several, None where at none."""
-    found = None
-    at = text.find(code) if code else -1
-    while at != -1:
-        if at == 0 or text[at - 1] in "\r\n":
-            if found is not None:
-                return -1
-            found = at
-        at = text.find(code, at + 1)
-    return found
-
-
-def _alone_on_its_line(text: str, backslash: int) -> bool:
-    line_start = max(text.rfind("\n", 0, backslash), text.rfind("\r", 0, backslash)) + 1
-    return not text[line_start:backslash].strip(" \t\f")
