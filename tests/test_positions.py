@@ -13,10 +13,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import fixed, lint_text
 from tests.test_fuzz import GENERATED_PROGRAMS
 from tests.test_walk import EXTRA, SOURCES
+from tfmemlint.configuration.settings import Settings
 from tfmemlint.reading import positions
 from tfmemlint.reading.source import LineIndex
+from tfmemlint.rules import ALL_RULES
+from tfmemlint.running.file_check import check_bytes
 
 LAYOUTS = [
     "x = 1",  # no final line break: libcst drops the one it counted
@@ -94,3 +98,40 @@ def test_each_top_level_statement_extent_is_its_own_code(text: str) -> None:
     for statement, (begin, end) in zip(module.body, measured.statements, strict=True):
         assert (begin, end) == (start, start + len(module.code_for_node(statement)))
         start = end
+
+
+# Two identical sessions, where the statement that holds the second, generated without its
+# module, differs from its text there: a position must come from the whole module's layout,
+# never from where the same code appears first (the positions by statement an independent
+# review caught, see docs/performance.md).
+_TWINS = {
+    "elif": "import tensorflow as tf\nif a:\n    pass\nelif b:\n    sess = tf.Session()\n"
+    "if b:\n    sess = tf.Session()\n",
+    "match": "import tensorflow as tf\nmatch x:\n    case 1:\n        sess = tf.Session()\n"
+    "def f():\n    sess = tf.Session()\n",
+    "no final line break": "import tensorflow as tf\nsess = tf.Session()\nsess = tf.Session()",
+}
+
+
+@pytest.mark.parametrize("text", _TWINS.values(), ids=list(_TWINS))
+def test_twin_sessions_are_each_found_where_they_are(text: str) -> None:
+    found = lint_text("t.py", text, Settings.default(ALL_RULES))
+    sessions = [f for f in found if f.code == "TFM101"]
+    rows = [row + 1 for row, line in enumerate(text.splitlines()) if "tf.Session()" in line]
+    assert [(f.location.row, f.location.column) for f in sessions] == [
+        (row, text.splitlines()[row - 1].index("tf.Session()") + 1) for row in rows
+    ]
+    once = fixed(text)
+    assert lint_text("t.py", once, Settings.default(ALL_RULES)) == []
+
+
+def test_a_form_feed_libcst_drops_is_reported_not_fixed() -> None:
+    text = (
+        "import tensorflow as tf\ndef f():\n    sess = tf.Session()\n    return sess\n"
+        "def g():\n    x = 1\n\x0c    sess = tf.Session()\n    return sess\n"
+    )
+    default = Settings.default(ALL_RULES)
+    checked, _ = check_bytes("t.py", text.encode(), default, "check")
+    assert [f.code for f in checked.findings] == ["TFM903"]  # the engine's internal error
+    fixing, _ = check_bytes("t.py", text.encode(), default, "fix")
+    assert fixing.fixed_text is None
