@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
+from tfmemlint.checking.prefilter import may_have_findings
 from tfmemlint.configuration.settings import Policy, Settings, select_rules
 from tfmemlint.rules import ALL_RULES
 
@@ -417,6 +418,60 @@ def test_the_pre_filter_passes_an_entry_only_for_a_module_that_imports_jax(
         r"parsed \((?:in this process|\d+ worker processes?)\)\s+(\d+) files", done.stderr
     )
     assert passed is not None and int(passed[1]) == int(found), done.stderr
+
+
+JAX_FAMILY = frozenset({"TFM208", "TFM209", "TFM210", "TFM211"})
+
+
+@pytest.mark.parametrize(
+    ("source", "looked_at"),
+    [
+        # inside longer identifiers: no import of JAX, no variable of its allocator
+        (b'ICONS = "mathjax ajax"\nFLAGS = "TF_XLA_FLAGS"\n', False),
+        (b"from models import netjax\n", False),
+        # after `_`, a package's word may name a module of the project's
+        (b"from models import net_jax\nuse_jax = True\n", True),
+        # where a name, a string's text or a word begins
+        (b"import jax\n", True),
+        (b"from flax import linen\n", True),
+        (b"import objax\n", True),
+        (b"import jaxlib\n", True),
+        (b'os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"\n', True),
+        (b'os.environ.update(XLA_PYTHON_CLIENT_MEM_FRACTION=".5")\n', True),
+        (b'os.environ["KERAS_BACKEND"] = "jax"\n', True),
+        (b"# ajax, then jax\n", True),
+        # a notebook's JSON, whose line break before the word is an escape
+        (b'{"cells": [{"source": "x = 1\\njax.numpy.zeros(3)"}]}', True),
+        # GB18030's no-break space ends in the byte of an ASCII digit
+        (b'# -*- coding: gb18030 -*-\nBACKEND = "\x81\x30\x84\x32jax"\n', True),
+    ],
+)
+def test_the_first_stage_takes_a_jax_word_only_where_a_name_or_text_begins(
+    source: bytes, looked_at: bool
+) -> None:
+    assert may_have_findings(source, JAX_FAMILY) is looked_at
+
+
+def test_a_jax_word_inside_an_identifier_is_not_parsed_and_an_entry_through_such_a_module_is(
+    tmp_path: Path,
+) -> None:
+    """A view's `is_ajax`, a printer's `mathjax`: not JAX, so the file is never parsed. An entry
+    with a `__main__` guard whose only JAX word sits inside a module's name (`netjax`) reaches
+    JAX through that module, which the pre-filter's walk through the project finds: TFM208
+    reports it."""
+    root = _project(
+        tmp_path,
+        {
+            "views.py": 'def render(request):\n    return "mathjax" if request.is_ajax() else ""\n',
+            "netjax.py": PIPELINE,
+            "train.py": ENTRY.replace("pipeline", "netjax"),
+        },
+    )
+    done = run_cli("--no-cache", "--isolated", "-v", str(root), cwd=root)
+    assert "train.py:1:1: TFM208" in done.stdout, done.stdout
+    assert "views.py" not in done.stdout
+    assert re.search(r"pre-filtered out +1 files", done.stderr), done.stderr
+    assert re.search(r"parsed \([^)]*\) +2 files", done.stderr), done.stderr
 
 
 def test_jax_reached_through_a_project_module_is_reported_at_its_import(tmp_path: Path) -> None:

@@ -6,6 +6,8 @@ otherwise; it reads them then, from the process environment.
 The logic lives beside these pages in `check.py`.
 """
 
+import re
+
 from tfmemlint.model import Rule, RuleDoc
 from tfmemlint.rules.family import LOOKS_AT, PROGRAM, RECOVERED_FIX, SEE_PROGRAMS, RuleFamily
 
@@ -189,15 +191,33 @@ CONFIGURED_AFTER_START = Rule(
     fixable=False,
 )
 
-# The variables JAX's allocator reads, as the checks name them.
+# JAX's packages by name, and its variables. A Keras program that the configuration alone puts
+# on JAX (`keras-backend = "jax"`) names neither: it is parsed for TFM205, whose words are an
+# entry point's, and this family's checker runs on every file parsed.
+_MODULE_WORDS = b"(?:jax|flax|haiku|equinox|objax)"
+_TRIGGERS = (b"jax", b"flax", b"haiku", b"equinox", b"objax", b"XLA_")
+# What the first stage cuts out: an identifier, from its start, up to a package's word right
+# after one of its letters or digits (Django's `ajax`, a printer's `mathjax`), or up to an
+# allocator variable's prefix inside it (TensorFlow's `TF_XLA_FLAGS`). An import of JAX and a
+# variable JAX reads begin a name or a string's text. A package's word after `_` is left
+# (`use_jax`, `net_jax`) where nothing after it in the identifier is cut: a project module may
+# be named so, and the word has long let such a program through. An identifier starts only
+# after an ASCII byte that is no word's: not after a backslash (a notebook's JSON writes a line
+# break as `\n`), nor after a byte of a character in a multi-byte encoding (GB18030's last
+# bytes may be ASCII digits).
+INSIDE_AN_IDENTIFIER = re.compile(
+    rb"(?<![\\\w\x80-\xff])(?!(?:"
+    + b"|".join(_TRIGGERS)
+    + rb"))(?:\w*?[A-Za-z0-9]"
+    + _MODULE_WORDS
+    + rb"|\w+?XLA_)"
+)
 
 FAMILY = RuleFamily(
     rules=(SHARED_GPU_PREALLOCATION, PREALLOCATION, INVALID_SETTING, CONFIGURED_AFTER_START),
-    # JAX's packages by name, and its variables. A Keras program that the configuration alone
-    # puts on JAX (`keras-backend = "jax"`) names neither: it is parsed for TFM205, whose
-    # words are an entry point's, and this family's checker runs on every file parsed.
-    triggers=(b"jax", b"flax", b"haiku", b"equinox", b"objax", b"XLA_"),
+    triggers=_TRIGGERS,
     checker="tfmemlint.rules.jax_allocator.check:check",
     through_project=False,  # the imports and settings it reads are the module's own
     settled_by_fixes="tfmemlint.rules.jax_allocator.check:settled_by_fixes",
+    inert=INSIDE_AN_IDENTIFIER,
 )
