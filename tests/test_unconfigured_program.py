@@ -1093,6 +1093,16 @@ _STARTS = "import tensorflow as tf\nx = tf.ones([1])\n"
         "from absl import app\nrun = app.run\ndef main(argv):\n    pass\nrun(main)\n",
         "import absl.app\ngo = absl.app.run\ndef main(argv):\n    pass\ngo(main)\n",
         "from fire import *\ndef main():\n    pass\nFire(main)\n",
+        # beside a star import, a name the module binds itself, and one bound in a function
+        "from tensorflow.python.ops.gen_math_ops import *\nfrom absl.app import run\n"
+        "def main(argv):\n    pass\nrun(main)\n",
+        "from tensorflow.python.ops.gen_math_ops import *\ndef setup():\n    global run\n"
+        "    from absl.app import run\nsetup()\ndef main(argv):\n    pass\nrun(main)\n",
+        # a training loop's tape, through an alias; a loop over a dataset, `async` too
+        "from tensorflow import GradientTape\nTape = GradientTape\ntape = Tape()\n",
+        "async for batch in tf.data.Dataset.range(3):\n    pass\n",
+        # `None` is a name to libcst, which the rule looks for in the star import
+        "from click import *\ncmd = None\n@cmd\ndef main():\n    pass\n",
         # a name of the module bound in a function
         "from absl import app\ndef setup():\n    global go\n    go = app.run\nsetup()\n"
         "def main(argv):\n    pass\ngo(main)\n",
@@ -1135,6 +1145,12 @@ def test_the_screen_keeps_every_spelling_of_an_entry_point(source: str) -> None:
         "from absl import app\ndef launch():\n    app.run(print)\n",
         # a decorator that is no click or typer command
         "import functools\n@functools.lru_cache()\ndef f():\n    pass\n",
+        # beside a star import, calls of names the module binds itself, and of a builtin that
+        # the star import is taken to bind (TensorFlow's own modules)
+        "from tensorflow.python.ops.gen_array_ops import *\n"
+        "from tensorflow.python.util.tf_export import tf_export\n"
+        "@tf_export('f')\ndef f():\n    pass\nEXPORTED = tf_export('g')(len)\n"
+        "TYPES = set([int])\n",
         # a test module's guard, which the first stage sees only at the module's end
         'if __name__ == "__main__":\n    tf.test.main()\nVERSION = 2\n',
     ],
@@ -1172,6 +1188,110 @@ def test_the_screen_follows_a_runner_through_the_projects_modules(tmp_path: Path
     assert _verdict(root / "app" / "main.py") == "parse"
     [finding] = json.loads(run_cli(*cached).stdout)  # the cache knows what the screen read
     assert (Path(finding["filename"]).name, finding["code"]) == ("main.py", "TFM205")
+
+
+@pytest.mark.parametrize(
+    ("files", "entry"),
+    [
+        # a task decorator and a service's, each under another name from a project module
+        (
+            {
+                "lib/tasks.py": "from celery import shared_task as task\n",
+                "app/main.py": "from lib.tasks import task\n@task\ndef predict(v):\n    return x\n",
+            },
+            "app/main.py",
+        ),
+        (
+            {
+                "lib/web.py": "from ray import serve\n",
+                "app/main.py": "from lib.web import serve\n@serve.deployment\nclass Model:\n"
+                "    def __call__(self, request):\n        return x\n",
+            },
+            "app/main.py",
+        ),
+        # an app made through a project module's alias
+        (
+            {
+                "lib/web.py": "from flask import Flask as App\n",
+                "app/main.py": "from lib.web import App\napi = App(__name__)\n",
+            },
+            "app/main.py",
+        ),
+        # functools.partial, as a project module passes it on
+        (
+            {
+                "lib/cli.py": "from functools import partial\nfrom absl.app import run\n",
+                "app/main.py": "from lib.cli import partial, run\ndef main(argv):\n    pass\n"
+                "partial(run, main)()\n",
+            },
+            "app/main.py",
+        ),
+        # Django's split settings, which add to what they import
+        (
+            {
+                "mysite/__init__.py": "",
+                "mysite/settings/__init__.py": "",
+                "mysite/settings/base.py": "INSTALLED_APPS = ['django.contrib.admin']\n",
+                "mysite/settings/prod.py": "from .base import INSTALLED_APPS\n"
+                "INSTALLED_APPS += ['predict']\n",
+            },
+            "mysite/settings/prod.py",
+        ),
+        (
+            {
+                "mysite/__init__.py": "",
+                "mysite/settings/__init__.py": "",
+                "mysite/settings/prod.py": "def setup():\n    global INSTALLED_APPS\n"
+                "    INSTALLED_APPS = ['predict']\n",
+            },
+            "mysite/settings/prod.py",
+        ),
+        # a name from a star import of a project module, that binds a runner
+        (
+            {
+                "tools/cli.py": "from absl.app import run as launch\n",
+                "app/main.py": "from tools.cli import *\nTYPES = set()\ndef main(argv):\n"
+                "    pass\nlaunch(main)\n",
+            },
+            "app/main.py",
+        ),
+    ],
+)
+def test_the_screen_resolves_a_server_or_a_runner_through_the_project_as_the_rule_does(
+    tmp_path: Path, files: dict[str, str], entry: str
+) -> None:
+    """What makes a module a served program, or runs its main function, may come from another
+    module of the project under another name: the screen asks the project index, as the rule
+    does, and lets the module through to TFM205."""
+    files = {"lib/__init__.py": "", "tools/__init__.py": "", "app/__init__.py": "", **files}
+    files[entry] = '"""Run as `__main__`: see click."""\n' + _STARTS + files[entry]
+    root = _project(tmp_path, files)
+    assert _verdict(root / entry) == "parse"
+    done = run_cli("--no-cache", "--output-format", "json", str(root / entry), cwd=root)
+    assert [finding["code"] for finding in json.loads(done.stdout)] == ["TFM205"], done.stderr
+
+
+def test_the_screen_sets_aside_a_module_whose_star_import_binds_no_runner(
+    tmp_path: Path,
+) -> None:
+    """TensorFlow's own modules star-import generated ops and call, at import, names they bind
+    themselves and builtins: the screen asks the project index which star import binds a name,
+    as the rule does, and sets the module aside."""
+    main = (
+        "from tools.gen_ops import *\nfrom tools.export import tf_export\n"
+        "@tf_export('f')\ndef f():\n    pass\nTYPES = set([int])\nEXPORTED = tf_export('g')(f)\n"
+    )
+    files = {
+        "tools/__init__.py": "",
+        "tools/gen_ops.py": "def f():\n    pass\n",
+        "tools/export.py": "def tf_export(name):\n    return lambda f: f\n",
+        "app/__init__.py": "",
+        "app/main.py": '"""Run as `__main__`: see click."""\n' + _STARTS + main,
+    }
+    root = _project(tmp_path, files)
+    assert _verdict(root / "app" / "main.py") == "screened"
+    (root / "tools" / "gen_ops.py").write_text("from absl.app import run as set\n")
+    assert _verdict(root / "app" / "main.py") == "parse"
 
 
 def test_a_module_that_acts_at_module_level_is_a_script_only_outside_a_package(

@@ -12,7 +12,14 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from tfmemlint.project.module_summary import dotted, imported_names, star_import
+from tfmemlint.project.module_summary import (
+    ModuleSummary,
+    dotted,
+    imported_names,
+    member,
+    star_import,
+    summarize,
+)
 from tfmemlint.reading.source import LineIndex, SourceError, SourceText
 from tfmemlint.rules import starters
 from tfmemlint.rules.programs import (
@@ -175,8 +182,10 @@ def may_be_an_entry(
     spellings: a `__main__` guard that does more than run tests; at module level, a call that
     trains a model or may run a main function; a function whose decorator may make it a click
     or typer command; what a server may run (`served_program`); a script with no guard
-    (`is_a_script`). Where a name may come from anywhere (a star import), it may. `text`: the
-    source, decoded; `project`: the file's view of the project index, asked for if needed."""
+    (`is_a_script`). Names resolve as the rule resolves them, through the project's modules
+    and, for a name the module's scope never binds, its star imports; where a name may stand
+    for anything, it may. `text`: the source, decoded; `project`: the file's view of the
+    project index, asked for if needed."""
     guards = [statement for statement in tree.body if _may_be_main_guard(statement)]
     if guards:
         lines = LineIndex(text)
@@ -187,7 +196,7 @@ def may_be_an_entry(
     if any(_trains(call.func) for call in calls):
         return True
     if any(_spelled_last(call.func) == "GradientTape" for call in calls) or any(
-        isinstance(statement, ast.For) for statement in tree.body
+        isinstance(statement, (ast.For, ast.AsyncFor)) for statement in tree.body
     ):
         return True  # training at module level (the rule asks whether the loop's is a dataset)
     decorators = [
@@ -196,7 +205,7 @@ def may_be_an_entry(
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
         for decorator in statement.decorator_list
     ]
-    if _may_be_served(tree, at_import, decorators):
+    if DJANGO_SETTINGS_NAME in text or _may_be_served(tree, at_import, decorators):
         return True  # a server may import it (`entry_points.served_program`)
     if any(_acts(statement) for statement in tree.body):
         resolver = project()
@@ -210,31 +219,60 @@ def may_be_an_entry(
             return True  # a script with no guard (`entry_points.is_a_script`)
     if any(_cli_method(decorator) for decorator in decorators):
         return True
-    if not calls and not decorators:
+    classes = [
+        decorator.func if isinstance(decorator, ast.Call) else decorator
+        for statement in tree.body
+        if isinstance(statement, ast.ClassDef)
+        for decorator in statement.decorator_list
+    ]
+    if not calls and not decorators and not classes:
         return False
     # A name of the module's scope is bound outside function bodies, or under `global`.
     bound = ast.walk(tree) if _may_declare_global(text) else at_import
-    spellings = _Spellings(bound)
-    for decorator in decorators:
+    spellings = _Spellings(bound, tree, project, every_scope=bound is not at_import)
+    resolved = _Resolved(project)
+    for decorator in (*decorators, *classes):
         spelled = spellings.of(decorator)
         if spelled is None or any(name.startswith(CLI_DECORATORS) for name in spelled):
             return True
+        if resolved.of(spelled) & _HANDLER_DECORATORS:
+            return True  # a task or a service, whatever module passes it on
     called: set[str] = set()
     for call in calls:
         spelled = spellings.of(call.func)
-        if spelled is not None and PARTIAL in spelled and call.args:
-            bound = spellings.of(call.args[0])  # functools.partial(app.run, main)
-            spelled = None if bound is None else spelled | bound
         if spelled is None:
             return True
+        qualified = resolved.of(spelled)
+        if qualified & _APP_MAKERS or any(
+            name.rpartition(".")[2] == "GradientTape" for name in qualified
+        ):
+            return True  # an app or a router; a training loop (the rule asks `api_of`)
+        if PARTIAL in qualified and call.args:
+            bound = spellings.of(call.args[0])  # functools.partial(app.run, main)
+            if bound is None:
+                return True
+            spelled |= bound
         called |= spelled
-    resolver = project() if called else None
-    for name in sorted(called):
-        # As `names.qualified_names` resolves it: through the project's own modules.
-        resolved = resolver.resolve((name,)) if resolver is not None else {name}
-        if any(runs_a_main(qualified) for qualified in resolved or ()):
-            return True
-    return False
+    return any(runs_a_main(qualified) for qualified in resolved.of(called))
+
+
+class _Resolved:
+    """What names spelled in the module stand for, as `names.qualified_names` resolves them:
+    through the project's own modules, once each."""
+
+    def __init__(self, project: Callable[[], FileResolver | None]) -> None:
+        self._project = project
+        self._known: dict[str, frozenset[str]] = {}
+
+    def of(self, spelled: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        for name in spelled:
+            if name not in self._known:
+                resolver = self._project()
+                qualified = resolver.resolve((name,)) if resolver is not None else {name}
+                self._known[name] = frozenset(qualified or ())
+            found |= self._known[name]
+        return found
 
 
 def _may_declare_global(text: str) -> bool:
@@ -256,6 +294,8 @@ def _may_declare_global(text: str) -> bool:
 _SERVED = (*SERVED_APPS, *ROUTERS, *TASK_DECORATORS, *SERVICE_DECORATORS)
 _SERVER_ROOTS = frozenset(name.split(".")[0] for name in _SERVED) | DJANGO_PACKAGES
 _SERVER_NAMES = frozenset(name.rpartition(".")[2] for name in _SERVED)
+_APP_MAKERS = frozenset({*SERVED_APPS, *ROUTERS})
+_HANDLER_DECORATORS = frozenset({*TASK_DECORATORS, *SERVICE_DECORATORS})
 
 
 def _may_be_served(tree: ast.Module, at_import: list[ast.AST], decorators: list[ast.expr]) -> bool:
@@ -276,11 +316,6 @@ def _may_be_served(tree: ast.Module, at_import: list[ast.AST], decorators: list[
         made = statement.value if isinstance(statement, ast.Assign) else None
         if isinstance(made, ast.Call) and _spelled_last(made.func) in _SERVER_NAMES:
             return True
-        if isinstance(statement, ast.Assign) and any(
-            isinstance(target, ast.Name) and target.id == DJANGO_SETTINGS_NAME
-            for target in statement.targets
-        ):
-            return True  # Django's settings, which each worker imports
     return any(
         _spelled_last(decorator) in _SERVER_NAMES
         or (isinstance(decorator, ast.Attribute) and decorator.attr in PROJECT_APP_METHODS)
@@ -364,10 +399,23 @@ class _Spellings:
     no more than `names.spelled_names` spells it, which counts only some of those bindings and
     gives up on any other kind."""
 
-    def __init__(self, nodes: Iterable[ast.AST]) -> None:
+    def __init__(
+        self,
+        nodes: Iterable[ast.AST],
+        tree: ast.Module,
+        project: Callable[[], FileResolver | None],
+        every_scope: bool,
+    ) -> None:
+        """`nodes`: every node that may bind a name of the module's scope, from `tree`;
+        `every_scope`: they come from every scope (a function's `global` may bind one there),
+        so where a name of the module's scope comes from, the module's statements cannot
+        tell."""
         self.imports: dict[str, set[str]] = {}
         self.aliases: dict[str, list[ast.expr]] = {}
         self.star = False
+        self._tree, self._project, self._every_scope = tree, project, every_scope
+        self._module: ModuleSummary | None = None
+        self._summarized = False  # `_module` is summarized when first needed
         # Each name's spellings, by depth: aliases of aliases may share names many times over.
         self._known: dict[tuple[str, int], set[str] | None] = {}
         for node in nodes:
@@ -380,8 +428,27 @@ class _Spellings:
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 self._alias(node.target, node.value)
 
+    def _module_summary(self) -> ModuleSummary | None:
+        """The module's own bindings and star imports; None where it nests too deeply."""
+        if not self._summarized:
+            self._module, self._summarized = summarize(self._tree), True
+        return self._module
+
+    def _from_a_star(self, name: str, stars: list[str]) -> set[str] | None:
+        """A name no statement of the module's scope binds, as `names.spelled_names` spells it
+        from the star imports (a bound one it never looks for there): from the one that binds
+        it, as the project index tells, or from the only one outside the project."""
+        project = self._project()
+        if project is not None:
+            source = project.star_source(stars, name)
+            return set() if source is None else {member(source, name)}
+        absolute = [star for star in stars if not star.startswith(".")]
+        return {member(absolute[0], name)} if len(absolute) == 1 else None
+
     def _alias(self, target: ast.expr, value: ast.expr) -> None:
-        if isinstance(target, ast.Name) and isinstance(value, (ast.Name, ast.Attribute)):
+        if isinstance(target, ast.Name) and (
+            isinstance(value, ast.Attribute) or _as_name(value) is not None
+        ):
             self.aliases.setdefault(target.id, []).append(value)
 
     def of(self, expr: ast.expr, depth: int = 0) -> set[str] | None:
@@ -391,13 +458,18 @@ class _Spellings:
         if isinstance(expr, ast.Attribute):
             heads = self.of(expr.value, depth + 1)
             return None if heads is None else {f"{head}.{expr.attr}" for head in heads}
-        if not isinstance(expr, ast.Name):
+        name = _as_name(expr)
+        if name is None:
             return set()  # a call's result, a subscript: spelled as nothing
         if self.star:
-            return None  # an unbound name is looked for in the star imports
-        key = (expr.id, depth)
+            module = None if self._every_scope else self._module_summary()
+            if module is None:
+                return None
+            if name not in module.bindings:
+                return self._from_a_star(name, module.stars)
+        key = (name, depth)
         if key not in self._known:
-            self._known[key] = self._name(expr.id, depth)
+            self._known[key] = self._name(name, depth)
         return self._known[key]
 
     def _name(self, name: str, depth: int) -> set[str] | None:
@@ -408,6 +480,16 @@ class _Spellings:
                 return None
             found |= inner
         return found
+
+
+def _as_name(expr: ast.expr) -> str | None:
+    """The name an expression is, as libcst reads it: `None`, `True` and `False` are names
+    there (which a star import may be taken to bind), constants in CPython's tree."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Constant) and any(expr.value is v for v in (None, True, False)):
+        return str(expr.value)
+    return None
 
 
 def tf1_code(tree: ast.Module) -> bool:
