@@ -1294,6 +1294,30 @@ def test_the_screen_sets_aside_a_module_whose_star_import_binds_no_runner(
     assert _verdict(root / "app" / "main.py") == "parse"
 
 
+def test_the_screen_passes_a_module_level_loop_only_where_it_may_go_over_a_dataset(
+    tmp_path: Path,
+) -> None:
+    """A loop at module level over a `tf.data` dataset is training there, and the module an
+    entry point; over a list, or a name bound to one (TensorFlow's own modules register ops
+    so), it is not, and in a package the screen sets the module aside."""
+    head = '"""Run as `__main__`: see click."""\n' + _STARTS
+    files = {
+        "app/__init__.py": "",
+        "app/lists.py": head + "NAMES = ['a']\nfor name in NAMES:\n    pass\n"
+        "for other in ['b', 'c']:\n    pass\n",
+        "app/trains.py": head + "if x is not None:\n    ds = tf.data.Dataset.range(3)\n"
+        "for batch in ds:\n    pass\n",
+        "app/calls.py": head + "for batch in tf.data.Dataset.range(3):\n    pass\n",
+    }
+    root = _project(tmp_path, files)
+    assert _verdict(root / "app" / "lists.py") == "screened"
+    for name in ("trains.py", "calls.py"):
+        assert _verdict(root / "app" / name) == "parse"
+    done = run_cli("--no-cache", "--output-format", "json", str(root), cwd=root)
+    found = sorted((Path(f["filename"]).name, f["code"]) for f in json.loads(done.stdout))
+    assert found == [("calls.py", "TFM205"), ("trains.py", "TFM205")], done.stderr
+
+
 def test_a_module_that_acts_at_module_level_is_a_script_only_outside_a_package(
     tmp_path: Path,
 ) -> None:

@@ -195,10 +195,10 @@ def may_be_an_entry(
     calls = [node for node in at_import if isinstance(node, ast.Call)]
     if any(_trains(call.func) for call in calls):
         return True
-    if any(_spelled_last(call.func) == "GradientTape" for call in calls) or any(
-        isinstance(statement, (ast.For, ast.AsyncFor)) for statement in tree.body
-    ):
-        return True  # training at module level (the rule asks whether the loop's is a dataset)
+    if any(_spelled_last(call.func) == "GradientTape" for call in calls):
+        return True  # a training loop at module level
+    if _may_loop_over_a_dataset(tree, text):
+        return True
     decorators = [
         decorator.func if isinstance(decorator, ast.Call) else decorator
         for statement in tree.body
@@ -273,6 +273,42 @@ class _Resolved:
                 self._known[name] = frozenset(qualified or ())
             found |= self._known[name]
         return found
+
+
+def _may_loop_over_a_dataset(tree: ast.Module, text: str) -> bool:
+    """Whether a loop of the module body may go over a `tf.data` dataset, as
+    `entry_points._a_dataset` asks of it: a call, or a name the module's scope binds to a
+    call's result (`ds = tf.data.Dataset.range(3)`); never a list, an attribute or a name
+    bound otherwise (TensorFlow's `for _name in _master_property_list`)."""
+    loops = [s.iter for s in tree.body if isinstance(s, (ast.For, ast.AsyncFor))]
+    if any(isinstance(over, ast.Call) for over in loops):
+        return True
+    names = {over.id for over in loops if isinstance(over, ast.Name)}
+    if not names:
+        return False
+    if _may_declare_global(text):
+        return True  # a function may bind one
+    return not names.isdisjoint(_bound_to_calls(tree.body))
+
+
+def _bound_to_calls(body: list[ast.stmt]) -> Iterator[str]:
+    """The names that statements of the module's scope bind to a call's result, as
+    `names.py` binds an assignment (one name as its only target)."""
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        elif isinstance(statement, ast.AnnAssign):
+            target, value = statement.target, statement.value
+        else:  # the blocks of `if`, `for`, `while`, `with`, `try` and `match` bind there too
+            for field in ("body", "orelse", "finalbody"):
+                yield from _bound_to_calls(getattr(statement, field, []))
+            for block in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):
+                yield from _bound_to_calls(block.body)
+            continue
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call):
+            yield target.id
 
 
 def _may_declare_global(text: str) -> bool:
