@@ -205,8 +205,10 @@ def may_be_an_entry(
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
         for decorator in statement.decorator_list
     ]
+    # A server may import it (`entry_points.served_program`): Django's settings, however they
+    # bind INSTALLED_APPS (`+=`, under `global`), among them.
     if DJANGO_SETTINGS_NAME in text or _may_be_served(tree, at_import, decorators):
-        return True  # a server may import it (`entry_points.served_program`)
+        return True
     if any(_acts(statement) for statement in tree.body):
         resolver = project()
         if resolver is None or (
