@@ -1098,9 +1098,8 @@ _STARTS = "import tensorflow as tf\nx = tf.ones([1])\n"
         "def main(argv):\n    pass\nrun(main)\n",
         "from tensorflow.python.ops.gen_math_ops import *\ndef setup():\n    global run\n"
         "    from absl.app import run\nsetup()\ndef main(argv):\n    pass\nrun(main)\n",
-        # a training loop's tape, through an alias; a loop over a dataset, `async` too
+        # a training loop's tape, through an alias
         "from tensorflow import GradientTape\nTape = GradientTape\ntape = Tape()\n",
-        "async for batch in tf.data.Dataset.range(3):\n    pass\n",
         # `None` is a name to libcst, which the rule looks for in the star import
         "from click import *\ncmd = None\n@cmd\ndef main():\n    pass\n",
         # a name of the module bound in a function
@@ -1298,8 +1297,8 @@ def test_the_screen_passes_a_module_level_loop_only_where_it_may_go_over_a_datas
     tmp_path: Path,
 ) -> None:
     """A loop at module level over a `tf.data` dataset is training there, and the module an
-    entry point; over a list, or a name bound to one (TensorFlow's own modules register ops
-    so), it is not, and in a package the screen sets the module aside."""
+    entry point (an `async for` too); over a list, or a name bound to one (TensorFlow's own
+    modules register ops so), it is not, and in a package the screen sets the module aside."""
     head = '"""Run as `__main__`: see click."""\n' + _STARTS
     files = {
         "app/__init__.py": "",
@@ -1307,7 +1306,7 @@ def test_the_screen_passes_a_module_level_loop_only_where_it_may_go_over_a_datas
         "for other in ['b', 'c']:\n    pass\n",
         "app/trains.py": head + "if x is not None:\n    ds = tf.data.Dataset.range(3)\n"
         "for batch in ds:\n    pass\n",
-        "app/calls.py": head + "for batch in tf.data.Dataset.range(3):\n    pass\n",
+        "app/calls.py": head + "async for batch in tf.data.Dataset.range(3):\n    pass\n",
     }
     root = _project(tmp_path, files)
     assert _verdict(root / "app" / "lists.py") == "screened"

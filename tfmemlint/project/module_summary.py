@@ -61,6 +61,8 @@ class ModuleSummary:
     public: frozenset[str] | None = None  # its literal `__all__`, if any
     functions: set[str] = field(default_factory=set)  # names a `def` binds
     bound: dict[str, int] = field(default_factory=dict)  # how many times each name is bound
+    # Names an assignment (one name its only target) binds to a call's result.
+    bound_to_calls: set[str] = field(default_factory=set)
 
 
 def imports(raw: bytes) -> Iterator[str]:
@@ -170,6 +172,8 @@ def _collect(body: list[ast.stmt], summary: ModuleSummary) -> None:
             value = statement.value
             if len(targets) == 1 and isinstance(targets[0], ast.Name) and value is not None:
                 name = targets[0].id
+                if isinstance(value, ast.Call):
+                    summary.bound_to_calls.add(name)
                 if name == "__all__":
                     _public(summary, value)
                 if _placeholder(value):

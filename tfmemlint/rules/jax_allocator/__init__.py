@@ -194,8 +194,9 @@ CONFIGURED_AFTER_START = Rule(
 # JAX's packages by name, and its variables. A Keras program that the configuration alone puts
 # on JAX (`keras-backend = "jax"`) names neither: it is parsed for TFM205, whose words are an
 # entry point's, and this family's checker runs on every file parsed.
-_MODULE_WORDS = b"(?:jax|flax|haiku|equinox|objax)"
-_TRIGGERS = (b"jax", b"flax", b"haiku", b"equinox", b"objax", b"XLA_")
+_VARIABLES_PREFIX = b"XLA_"
+_TRIGGERS = (b"jax", b"flax", b"haiku", b"equinox", b"objax", _VARIABLES_PREFIX)
+_MODULE_WORDS = b"(?:" + b"|".join(w for w in _TRIGGERS if w != _VARIABLES_PREFIX) + b")"
 # What the first stage cuts out: an identifier, from its start, up to a package's word right
 # after one of its letters or digits (Django's `ajax`, a printer's `mathjax`), or up to an
 # allocator variable's prefix inside it (TensorFlow's `TF_XLA_FLAGS`). An import of JAX and a
@@ -210,7 +211,9 @@ INSIDE_AN_IDENTIFIER = re.compile(
     + b"|".join(_TRIGGERS)
     + rb"))(?:\w*?[A-Za-z0-9]"
     + _MODULE_WORDS
-    + rb"|\w+?XLA_)"
+    + rb"|\w+?"
+    + _VARIABLES_PREFIX
+    + rb")"
 )
 
 FAMILY = RuleFamily(

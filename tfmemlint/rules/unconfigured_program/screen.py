@@ -199,16 +199,9 @@ def may_be_an_entry(
         return True  # a training loop at module level
     if _may_loop_over_a_dataset(tree, text):
         return True
-    decorators = [
-        decorator.func if isinstance(decorator, ast.Call) else decorator
-        for statement in tree.body
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
-        for decorator in statement.decorator_list
-    ]
-    # A server may import it (`entry_points.served_program`): Django's settings, however they
-    # bind INSTALLED_APPS (`+=`, under `global`), among them.
-    if DJANGO_SETTINGS_NAME in text or _may_be_served(tree, at_import, decorators):
-        return True
+    decorators = _decorators(tree, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if _may_be_served(tree, text, at_import, decorators):
+        return True  # a server may import it (`entry_points.served_program`)
     if any(_acts(statement) for statement in tree.body):
         resolver = project()
         if resolver is None or (
@@ -221,12 +214,7 @@ def may_be_an_entry(
             return True  # a script with no guard (`entry_points.is_a_script`)
     if any(_cli_method(decorator) for decorator in decorators):
         return True
-    classes = [
-        decorator.func if isinstance(decorator, ast.Call) else decorator
-        for statement in tree.body
-        if isinstance(statement, ast.ClassDef)
-        for decorator in statement.decorator_list
-    ]
+    classes = _decorators(tree, (ast.ClassDef,))
     if not calls and not decorators and not classes:
         return False
     # A name of the module's scope is bound outside function bodies, or under `global`.
@@ -256,6 +244,17 @@ def may_be_an_entry(
             spelled |= bound
         called |= spelled
     return any(runs_a_main(qualified) for qualified in resolved.of(called))
+
+
+def _decorators(tree: ast.Module, kinds: tuple[type[ast.stmt], ...]) -> list[ast.expr]:
+    """What decorates the module body's statements of those kinds, as called (`@app.route`
+    of `@app.route("/")`)."""
+    return [
+        decorator.func if isinstance(decorator, ast.Call) else decorator
+        for statement in tree.body
+        if isinstance(statement, kinds)
+        for decorator in statement.decorator_list
+    ]
 
 
 class _Resolved:
@@ -290,27 +289,8 @@ def _may_loop_over_a_dataset(tree: ast.Module, text: str) -> bool:
         return False
     if _may_declare_global(text):
         return True  # a function may bind one
-    return not names.isdisjoint(_bound_to_calls(tree.body))
-
-
-def _bound_to_calls(body: list[ast.stmt]) -> Iterator[str]:
-    """The names that statements of the module's scope bind to a call's result, as
-    `names.py` binds an assignment (one name as its only target)."""
-    for statement in body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-            target, value = statement.targets[0], statement.value
-        elif isinstance(statement, ast.AnnAssign):
-            target, value = statement.target, statement.value
-        else:  # the blocks of `if`, `for`, `while`, `with`, `try` and `match` bind there too
-            for field in ("body", "orelse", "finalbody"):
-                yield from _bound_to_calls(getattr(statement, field, []))
-            for block in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):
-                yield from _bound_to_calls(block.body)
-            continue
-        if isinstance(target, ast.Name) and isinstance(value, ast.Call):
-            yield target.id
+    summary = summarize(tree)
+    return summary is None or not names.isdisjoint(summary.bound_to_calls)
 
 
 def _may_declare_global(text: str) -> bool:
@@ -336,11 +316,16 @@ _APP_MAKERS = frozenset({*SERVED_APPS, *ROUTERS})
 _HANDLER_DECORATORS = frozenset({*TASK_DECORATORS, *SERVICE_DECORATORS})
 
 
-def _may_be_served(tree: ast.Module, at_import: list[ast.AST], decorators: list[ast.expr]) -> bool:
-    """Whether a server may import the module: it imports a server's package at import time
+def _may_be_served(
+    tree: ast.Module, text: str, at_import: list[ast.AST], decorators: list[ast.expr]
+) -> bool:
+    """Whether a server may import the module: it names Django's INSTALLED_APPS (its settings,
+    however they bind it: `+=`, under `global`), imports a server's package at import time
     (in a `try` too), makes an app or router at module level, or decorates a function with a
     task decorator or a handler method, whatever module the names come from (a project
     module may pass them on)."""
+    if DJANGO_SETTINGS_NAME in text:
+        return True
     for node in at_import:
         if isinstance(node, ast.Import):
             roots = {alias.name.split(".")[0] for alias in node.names}
