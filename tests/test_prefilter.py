@@ -9,14 +9,21 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import BEFORE, lint_text, run_cli
 from tfmemlint.checking import engine
 from tfmemlint.checking.engine import UnfaithfulParseError
 from tfmemlint.checking.prefilter import code_may_have_findings, may_have_findings
 from tfmemlint.configuration.settings import Settings, select_rules
+from tfmemlint.project import module_summary
+from tfmemlint.project.module_summary import imports_in_lines
 from tfmemlint.reading.source import SourceError, SourceText
-from tfmemlint.rules import ALL_RULES, FAMILIES
+from tfmemlint.rules import ALL_RULES, FAMILIES, family
+from tfmemlint.rules.family import holds_a_trigger
+from tfmemlint.rules.jax_allocator import FAMILY as JAX_FAMILY
+from tfmemlint.rules.jax_allocator import INSIDE_AN_IDENTIFIER
 
 DEFAULT = select_rules(ALL_RULES)
 EVERYTHING = select_rules(ALL_RULES, extend_select=["TFM"])
@@ -212,3 +219,41 @@ def test_a_call_in_an_annotation_python_never_evaluates_is_not_looked_at(source:
     runs, and its names are not in the compiled code."""
     assert may_have_findings(source.encode(), DEFAULT)
     assert not code_may_have_findings(source.encode(), DEFAULT)
+
+
+# Pieces that make lines, identifiers and words in every arrangement the two searches below
+# care about: breaks of every kind, backslashes, multi-byte characters, imports half-written.
+_PIECES = [
+    b"\n", b"\r\n", b"\r", b" ", b"\t", b"\\", b"_", b"a", b"7", b".", b";", b",", b"(", b'"',
+    b"\x81", b"\xe4", b"jax", b"flax", b"XLA_", b"haiku", b"objax", b"ajax", b"import ",
+    b"from ", b"from . import ", b"import a.b, c as d", b"#", b"*",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_cutting_only_the_lines_with_a_word_decides_as_cutting_the_whole_text(
+    pieces: list[bytes],
+) -> None:
+    """The JAX family's inert text is cut only from the lines that hold one of its words: the
+    first stage's verdict is the one that cutting the whole text gives."""
+    raw = b"".join(pieces)
+    triggers = JAX_FAMILY.triggers
+    lined = holds_a_trigger(raw, triggers, INSIDE_AN_IDENTIFIER)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(family, "lines_holding", lambda raw, words: raw)
+        assert holds_a_trigger(raw, triggers, INSIDE_AN_IDENTIFIER) is lined
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_reading_imports_from_the_lines_with_import_finds_what_the_whole_text_gives(
+    pieces: list[bytes],
+) -> None:
+    """A module's imports, read a line each, are looked for only on the lines that hold
+    `import`: the same imports, in the same order, as a search of the whole text."""
+    raw = b"".join(pieces)
+    lined = list(imports_in_lines(raw))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module_summary, "lines_holding", lambda raw, words: raw)
+        assert list(imports_in_lines(raw)) == lined

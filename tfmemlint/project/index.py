@@ -86,6 +86,8 @@ class ProjectIndex:
         self._via: dict[tuple[str, str], str] = {}  # the module a resolved name came from
         self._reaches: dict[str, tuple[bool, Deps]] = {}
         self._imported: dict[str, tuple[list[str], Deps]] = {}
+        # The modules an import runs, by (the name as spelled, the importing folder).
+        self._runs: dict[tuple[str, str], tuple[tuple[str, ...], Deps]] = {}
         # Whether a module's bytes hold one of a set of words: every entry point of a package
         # asks it of the same modules, nearest first.
         self._mentions: dict[tuple[str, tuple[bytes, ...]], tuple[bool, Deps]] = {}
@@ -376,21 +378,36 @@ class ProjectIndex:
             return known
         found: list[str] = []
         read: Deps = NOTHING
+        folder = os.path.dirname(importer)
         # Read line by line: as cheap as a regular expression, where `ast` would cost a
         # parse of every module a program reaches. A multi-line `from x import (a, b)` gives x
         # and a; an import in a docstring counts too: more modules looked at, never fewer.
         for imported in imports_in_lines(raw) if raw is not None else ():
-            # Importing `pkg.sub.mod` runs `pkg/__init__.py` and `pkg/sub/__init__.py` first.
-            dots = len(imported) - len(imported.lstrip("."))
-            parts = imported[dots:].split(".")
-            for length in range(1, len(parts) + 1):
-                name = imported[:dots] + ".".join(parts[:length])
-                module, _, _, absent = self.files.find(name, importer, installed=False)
-                read |= absent
-                if module is not None and module not in found:
-                    found.append(module)
+            key = (imported, folder)
+            known_run = self._runs.get(key)
+            if known_run is None:
+                known_run = self._runs[key] = self._modules_run(imported, importer)
+            modules, absent = known_run
+            read |= absent
+            found.extend(module for module in modules if module not in found)
         self._imported[importer] = (found, read)
         return found, read
+
+    def _modules_run(self, imported: str, importer: str) -> tuple[tuple[str, ...], Deps]:
+        """The project modules that importing `imported` runs, outermost first: importing
+        `pkg.sub.mod` runs `pkg/__init__.py` and `pkg/sub/__init__.py` first. The same for
+        every module of a folder."""
+        modules: list[str] = []
+        read: Deps = NOTHING
+        dots = len(imported) - len(imported.lstrip("."))
+        parts = imported[dots:].split(".")
+        for length in range(1, len(parts) + 1):
+            name = imported[:dots] + ".".join(parts[:length])
+            module, _, _, absent = self.files.find(name, importer, installed=False)
+            read |= absent
+            if module is not None and module not in modules:
+                modules.append(module)
+        return tuple(modules), read
 
     def reaches_tensorflow(self, filename: str, raw: bytes) -> tuple[bool, Deps]:
         """Whether a file imports something of the project's that stands for TensorFlow: the

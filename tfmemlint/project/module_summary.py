@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from tfmemlint.reading.source import parse_python
+from tfmemlint.reading.source import lines_holding, parse_python
 
 
 def member(module: str, name: str) -> str:
@@ -98,7 +98,8 @@ _IMPORT_LINE = re.compile(
 def imports_in_lines(raw: bytes) -> Iterator[str]:
     """The imports of a file read one statement a line, without parsing it: a file CPython
     cannot parse, or one the index only crosses."""
-    for found in _IMPORT_LINE.finditer(raw):
+    # Each match lies inside a line that holds `import`: the others are never searched.
+    for found in _IMPORT_LINE.finditer(lines_holding(raw, [b"import"])):
         if found["module"] is not None:
             module = found["module"].decode("ascii", "replace")
             names = [

@@ -235,6 +235,23 @@ def _paired(old: list[str], new: list[str]) -> list[tuple[int, int]]:
     return pairs
 
 
+def lines_holding(raw: bytes, words: list[bytes]) -> bytes:
+    """The lines of `raw` (split at `\\n`) that hold one of the words, each once and in order,
+    joined by `\\n`: all a search needs whose matches lie inside a line and hold a word."""
+    starts: set[int] = set()
+    for word in words:
+        at = raw.find(word)
+        while at >= 0:
+            starts.add(raw.rfind(b"\n", 0, at) + 1)
+            at = raw.find(word, _line_end(raw, at))  # the rest of this line is taken
+    return b"\n".join(raw[start : _line_end(raw, start)] for start in sorted(starts))
+
+
+def _line_end(raw: bytes, at: int) -> int:
+    end = raw.find(b"\n", at)
+    return len(raw) if end < 0 else end
+
+
 def parse_python(text: str | bytes) -> ast.Module:
     """CPython's own parse of `text`, without the warnings it prints about the code (invalid
     escapes, `(...)()`): they are about the user's code, which they did not ask about."""

@@ -9,7 +9,14 @@ The logic lives beside these pages in `check.py`.
 import re
 
 from tfmemlint.model import Rule, RuleDoc
-from tfmemlint.rules.family import LOOKS_AT, PROGRAM, RECOVERED_FIX, SEE_PROGRAMS, RuleFamily
+from tfmemlint.rules.family import (
+    LOOKS_AT,
+    PROGRAM,
+    RECOVERED_FIX,
+    SEE_PROGRAMS,
+    RuleFamily,
+    within_lines,
+)
 
 _SOURCE = (
     "JAX reads its allocator's variables once, when its GPU backend starts "
@@ -206,14 +213,16 @@ _MODULE_WORDS = b"(?:" + b"|".join(w for w in _TRIGGERS if w != _VARIABLES_PREFI
 # after an ASCII byte that is no word's: not after a backslash (a notebook's JSON writes a line
 # break as `\n`), nor after a byte of a character in a multi-byte encoding (GB18030's last
 # bytes may be ASCII digits).
-INSIDE_AN_IDENTIFIER = re.compile(
-    rb"(?<![\\\w\x80-\xff])(?!(?:"
-    + b"|".join(_TRIGGERS)
-    + rb"))(?:\w*?[A-Za-z0-9]"
-    + _MODULE_WORDS
-    + rb"|\w+?"
-    + _VARIABLES_PREFIX
-    + rb")"
+INSIDE_AN_IDENTIFIER = within_lines(
+    re.compile(
+        rb"(?<![\\\w\x80-\xff])(?!(?:"
+        + b"|".join(_TRIGGERS)
+        + rb"))(?:\w*?[A-Za-z0-9]"
+        + _MODULE_WORDS
+        + rb"|\w+?"
+        + _VARIABLES_PREFIX
+        + rb")"
+    )
 )
 
 FAMILY = RuleFamily(
