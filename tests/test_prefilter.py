@@ -257,3 +257,43 @@ def test_reading_imports_from_the_lines_with_import_finds_what_the_whole_text_gi
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(module_summary, "lines_holding", lambda raw, words: raw)
         assert list(imports_in_lines(raw)) == lined
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        # a stand-in of the project's for TensorFlow, in a file that names it in its docstring
+        (
+            {
+                "mypkg/__init__.py": "from .compat import tfv1\n",
+                "mypkg/compat.py": "import tensorflow.compat.v1 as tfv1\n",
+                "legacy.py": '"""Runs on tensorflow, through the compat layer."""\n'
+                "from mypkg import tfv1\n\nsess = tfv1.Session()\n",
+            },
+            "legacy.py:4:8: TFM101",
+        ),
+        # a program that reaches TensorFlow two modules away, and names it in a comment
+        (
+            {
+                "helpers.py": "import tensorflow as tf\n\n\n"
+                "def make():\n    return tf.data.Dataset.range(3)\n",
+                "data.py": "import helpers\n\n\ndef load():\n    return helpers.make()\n",
+                "train.py": "# TODO: drop tensorflow\nimport data\n\n\ndef main():\n"
+                '    data.load()\n\n\nif __name__ == "__main__":\n    main()\n',
+            },
+            "train.py:2:1: TFM205",
+        ),
+    ],
+)
+def test_a_file_whose_words_find_nothing_is_still_followed_through_the_project(
+    tmp_path: Path, files: dict[str, str], expected: str
+) -> None:
+    """The words that let a file through the first stage may sit in a comment or a docstring,
+    and their families find nothing in its code: the file may still reach TensorFlow through the
+    project's modules, as a file without those words would, and is parsed for it."""
+    (tmp_path / ".git").mkdir()
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    done = run_cli("--no-cache", "--isolated", str(tmp_path), cwd=tmp_path)
+    assert expected in done.stdout, done.stdout

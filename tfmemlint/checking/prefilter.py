@@ -330,6 +330,18 @@ def first_stage(
         return (
             "program" if _program_through_project(raw, jax_words, resolver, notebook_code) else ""
         )
+    return _through_the_project(raw, selected, resolver, notebook_code)
+
+
+def _through_the_project(
+    raw: bytes,
+    selected: frozenset[str],
+    resolver: Callable[[], FileResolver | None],
+    notebook_code: bool = False,
+) -> Literal["program", "project", ""]:
+    """The first stage's ways through the project's modules: "program" when the file holds an
+    entry point's words and imports project modules that reach TensorFlow's or JAX's; "project"
+    when it imports a project module that stands for TensorFlow; "" when neither."""
     if _program_through_project(raw, _program_words(selected), resolver, notebook_code):
         return "program"
     if not needs_project(raw, selected):
@@ -350,9 +362,9 @@ def prefilter_verdict(
     resolver: Callable[[], FileResolver | None],
     notebook: bool = False,
 ) -> Literal["parse", "screened", ""]:
-    """Both stages of the pre-filter, as every caller applies them to a file's bytes (a
-    notebook's JSON with `notebook`): "parse" when the engine must see the file, "screened"
-    when its code rules a finding out, "" when its bytes do."""
+    """Both stages of the pre-filter, as every caller applies them to a file's bytes (with
+    `notebook`, a notebook's cells as one module): "parse" when the engine must see the file,
+    "screened" when its code rules a finding out, "" when its bytes do."""
     passes = first_stage(raw, selected, resolver, notebook)
     if not passes and notebook and _tensorflow_for_tfm205(raw, selected):
         return "parse"  # every notebook is an entry point
@@ -363,6 +375,15 @@ def prefilter_verdict(
         raw, selected, passes == "project", screened
     ):
         return "parse"
+    if passes == "words":
+        # The families whose words it holds find nothing in its code. Those words may sit in a
+        # comment (`# tensorflow`), and the file may still reach TensorFlow or JAX through the
+        # project, as a file without them would.
+        route = _through_the_project(raw, selected, resolver, notebook)
+        if route == "program" or (
+            route == "project" and code_may_have_findings(raw, selected, True, screened)
+        ):
+            return "parse"
     # A script entry holds TFM205's finding whatever the names its code uses.
     return "parse" if _script_entry(raw, selected, resolver) else "screened"
 
