@@ -283,6 +283,17 @@ def test_reading_imports_from_the_lines_with_import_finds_what_the_whole_text_gi
             },
             "train.py:2:1: TFM205",
         ),
+        # the same, with an import of TensorFlow commented out
+        (
+            {
+                "helpers.py": "import tensorflow as tf\n\n\n"
+                "def make():\n    return tf.data.Dataset.range(3)\n",
+                "data.py": "import helpers\n\n\ndef load():\n    return helpers.make()\n",
+                "train.py": "# import tensorflow as tf\nimport data\n\n\ndef main():\n"
+                '    data.load()\n\n\nif __name__ == "__main__":\n    main()\n',
+            },
+            "train.py:2:1: TFM205",
+        ),
     ],
 )
 def test_a_file_whose_words_find_nothing_is_still_followed_through_the_project(

@@ -16,7 +16,7 @@ from functools import lru_cache
 from types import CodeType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from tfmemlint.reading.source import compile_python, parse_python
+from tfmemlint.reading.source import compile_python, lines_holding, parse_python
 from tfmemlint.rules import FAMILIES, LAUNCH_FAMILIES
 from tfmemlint.rules.family import TENSORFLOW_MODULES, RuleFamily, holds_a_trigger, load
 from tfmemlint.rules.jax_allocator import SHARED_GPU_PREALLOCATION
@@ -232,6 +232,21 @@ def _screened_in(file: ScreenedFile, screens: list[str]) -> bool:
     return any(load(screen)(tree, file) for screen in screens)
 
 
+def _imports_tensorflow_itself(raw: bytes) -> bool:
+    """Whether a line of the bytes starts with an import of TensorFlow or Keras by name
+    (`import tensorflow as tf`, `from keras import layers`; not `# import tensorflow`, nor
+    `tensorflow_tts`). Where the import is real, the names its code uses hold
+    their module words, so a project stand-in adds nothing to what the second stage saw, and
+    TFM205's screen anchors on it, so it judged the program, the project's modules included.
+    (Such a line in a docstring, or under `try`, leaves the file as the first stage left it.)"""
+    return _TENSORFLOW_IMPORT.search(lines_holding(raw, [b"tensorflow", b"keras"])) is not None
+
+
+_TENSORFLOW_IMPORT = re.compile(
+    rb"^[ \t]*(?:from|import)[ \t]+(?:tensorflow|keras)(?!\w)", re.MULTILINE
+)
+
+
 def _holds(raw: bytes, condition: Condition) -> bool:
     modules, groups = condition
     if modules and not any(module in raw for module in modules):
@@ -375,10 +390,10 @@ def prefilter_verdict(
         raw, selected, passes == "project", screened
     ):
         return "parse"
-    if passes == "words":
+    if passes == "words" and (notebook or not _imports_tensorflow_itself(raw)):
         # The families whose words it holds find nothing in its code. Those words may sit in a
-        # comment (`# tensorflow`), and the file may still reach TensorFlow or JAX through the
-        # project, as a file without them would.
+        # comment (`# tensorflow`) or a package's name (`tensorflow_tts`), and the file may
+        # still reach TensorFlow or JAX through the project, as a file without them would.
         route = _through_the_project(raw, selected, resolver, notebook)
         if route == "program" or (
             route == "project" and code_may_have_findings(raw, selected, True, screened)
