@@ -283,6 +283,16 @@ def test_reading_imports_from_the_lines_with_import_finds_what_the_whole_text_gi
             },
             "train.py:2:1: TFM205",
         ),
+        # TF1 code that imports TensorFlow itself and reaches JAX through the project
+        (
+            {
+                "datasets.py": "import jax\n\n\ndef count():\n    return jax.device_count()\n",
+                "train.py": "import tensorflow as tf\nimport datasets\n\n"
+                "x = tf.placeholder(tf.float32)\n\n\ndef main():\n"
+                '    print(datasets.count())\n\n\nif __name__ == "__main__":\n    main()\n',
+            },
+            "train.py:2:1: TFM208",
+        ),
         # the same, with an import of TensorFlow commented out
         (
             {

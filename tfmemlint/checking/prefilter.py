@@ -235,10 +235,11 @@ def _screened_in(file: ScreenedFile, screens: list[str]) -> bool:
 def _imports_tensorflow_itself(raw: bytes) -> bool:
     """Whether a line of the bytes starts with an import of TensorFlow or Keras by name
     (`import tensorflow as tf`, `from keras import layers`; not `# import tensorflow`, nor
-    `tensorflow_tts`). Where the import is real, the names its code uses hold
-    their module words, so a project stand-in adds nothing to what the second stage saw, and
-    TFM205's screen anchors on it, so it judged the program, the project's modules included.
-    (Such a line in a docstring, or under `try`, leaves the file as the first stage left it.)"""
+    `tensorflow_tts`). Where the import is real, the names its code uses hold their module
+    words, so a project stand-in adds nothing to what the second stage saw, and TFM205's
+    screen anchors on it, so it judged the program, the project's modules included; JAX
+    reached through the project (TFM208) is still looked for. (Such a line in a string, or
+    under `try`, leaves the file as the first stage left it.)"""
     return _TENSORFLOW_IMPORT.search(lines_holding(raw, [b"tensorflow", b"keras"])) is not None
 
 
@@ -341,11 +342,20 @@ def first_stage(
             # `may_have_findings` just looked for every word of TFM205's family, whose modules
             # this file names, and found none: nor its entry words, which are some of them.
             return ""
-        jax_words = JAX_WORDS if SHARED_GPU_PREALLOCATION.code in selected else ()
-        return (
-            "program" if _program_through_project(raw, jax_words, resolver, notebook_code) else ""
-        )
+        return _jax_through_project(raw, selected, resolver, notebook_code)
     return _through_the_project(raw, selected, resolver, notebook_code)
+
+
+def _jax_through_project(
+    raw: bytes,
+    selected: frozenset[str],
+    resolver: Callable[[], FileResolver | None],
+    notebook_code: bool = False,
+) -> Literal["program", ""]:
+    """ "program" when the file holds an entry point's words and imports project modules that
+    reach JAX's, for TFM208."""
+    jax_words = JAX_WORDS if SHARED_GPU_PREALLOCATION.code in selected else ()
+    return "program" if _program_through_project(raw, jax_words, resolver, notebook_code) else ""
 
 
 def _through_the_project(
@@ -390,11 +400,16 @@ def prefilter_verdict(
         raw, selected, passes == "project", screened
     ):
         return "parse"
-    if passes == "words" and (notebook or not _imports_tensorflow_itself(raw)):
+    if passes == "words":
         # The families whose words it holds find nothing in its code. Those words may sit in a
         # comment (`# tensorflow`) or a package's name (`tensorflow_tts`), and the file may
         # still reach TensorFlow or JAX through the project, as a file without them would.
-        route = _through_the_project(raw, selected, resolver, notebook)
+        if notebook or not _imports_tensorflow_itself(raw):
+            route = _through_the_project(raw, selected, resolver, notebook)
+        else:  # only JAX through the project can add to what it was judged with
+            project = resolver()
+            reaches = project is not None and project.imports_project_modules(raw)
+            route = _jax_through_project(raw, selected, resolver, notebook) if reaches else ""
         if route == "program" or (
             route == "project" and code_may_have_findings(raw, selected, True, screened)
         ):

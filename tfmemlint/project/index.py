@@ -85,7 +85,7 @@ class ProjectIndex:
         self._resolved: dict[tuple[str, str, bool], _Answer] = {}
         self._via: dict[tuple[str, str], str] = {}  # the module a resolved name came from
         self._reaches: dict[str, tuple[bool, Deps]] = {}
-        self._imported: dict[str, tuple[list[str], Deps]] = {}
+        self._imported: dict[tuple[str, bool], tuple[list[str], Deps]] = {}
         # The modules an import runs, by (the name as spelled, the importing folder).
         self._runs: dict[tuple[str, str], tuple[tuple[str, ...], Deps]] = {}
         # Whether a module's bytes hold one of a set of words: every entry point of a package
@@ -370,12 +370,23 @@ class ProjectIndex:
             self._import_roots_parsed[path] = roots
         return self._import_roots_parsed[path]
 
-    def imported_modules(self, importer: str, raw: bytes | None) -> tuple[list[str], Deps]:
+    def imported_modules(
+        self, importer: str, raw: bytes | None, beyond_tensorflow: bool = False
+    ) -> tuple[list[str], Deps]:
         """The project module files that `importer`'s imports name, in order (its functions'
-        imports too: what may run once it is imported); remembered per file."""
-        known = self._imported.get(importer)
-        if known is not None:
-            return known
+        imports too: what may run once it is imported); remembered per file. With
+        `beyond_tensorflow`, none for a name of TensorFlow's packages, which a program's own
+        imports never reach the project by (`star_module`): a project that holds TensorFlow's
+        sources is walked from the program's other imports alone."""
+        key = (importer, beyond_tensorflow)
+        known = self._imported.get(key)
+        if known is None:
+            known = self._imported[key] = self._modules_imported(importer, raw, beyond_tensorflow)
+        return known
+
+    def _modules_imported(
+        self, importer: str, raw: bytes | None, beyond_tensorflow: bool
+    ) -> tuple[list[str], Deps]:
         found: list[str] = []
         read: Deps = NOTHING
         folder = os.path.dirname(importer)
@@ -383,6 +394,8 @@ class ProjectIndex:
         # parse of every module a program reaches. A multi-line `from x import (a, b)` gives x
         # and a; an import in a docstring counts too: more modules looked at, never fewer.
         for imported in imports_in_lines(raw) if raw is not None else ():
+            if beyond_tensorflow and is_tensorflow(imported):
+                continue
             key = (imported, folder)
             known_run = self._runs.get(key)
             if known_run is None:
@@ -390,7 +403,6 @@ class ProjectIndex:
             modules, absent = known_run
             read |= absent
             found.extend(module for module in modules if module not in found)
-        self._imported[importer] = (found, read)
         return found, read
 
     def _modules_run(self, imported: str, importer: str) -> tuple[tuple[str, ...], Deps]:
@@ -625,12 +637,19 @@ class FileResolver:
         first (PROGRAM_MODULES of them at most): what may run once the program imports it."""
         return self._imported_in_turn([path])
 
+    def imports_project_modules(self, raw: bytes) -> bool:
+        """Whether the file's own imports, beyond TensorFlow's packages, name a project
+        module: where `imports_words` has somewhere to start."""
+        found, read = self.index.imported_modules(self.importer, raw, beyond_tensorflow=True)
+        self.read |= read
+        return bool(found)
+
     def imports_words(self, raw: bytes, words: tuple[bytes, ...]) -> str | None:
         """The nearest project module that this file imports, itself or through the project
         modules it imports (PROGRAM_MODULES of them at most, at any depth), that imports a
         module named with one of `words` (`ProjectIndex.imports_named`): where a program whose
         own file never names TensorFlow may reach it. None when none does."""
-        found, read = self.index.imported_modules(self.importer, raw)
+        found, read = self.index.imported_modules(self.importer, raw, beyond_tensorflow=True)
         self.read |= read
         reached = self._imported_in_turn(found)
         return next((path for path in reached if self._imports_named(path, words)), None)

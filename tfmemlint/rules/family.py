@@ -97,10 +97,11 @@ def load(reference: str) -> Callable[..., Any]:
 
 
 # Inert patterns whose matches never hold a line break and never start right after a word
-# character: cutting them out can neither join words across lines nor make a word from the
-# text on either side of a cut, so for triggers without a line break, only the lines that hold
-# one need cutting (a large module's cut costs milliseconds).
+# character: cutting them out can neither join words across lines nor make a word of word
+# characters from the text on either side of a cut, so for such triggers (`jax`, `XLA_`), only
+# the lines that hold one need cutting (a large module's cut costs milliseconds).
 _WITHIN_LINES: set[re.Pattern[bytes]] = set()
+_WORD = re.compile(rb"\w+")
 
 
 def within_lines(pattern: re.Pattern[bytes]) -> re.Pattern[bytes]:
@@ -120,7 +121,7 @@ def holds_a_trigger(
     if not held:
         return False
     # Rare: only a file that holds the words is searched for the text that makes them inert.
-    if inert in _WITHIN_LINES and not any(b"\n" in trigger for trigger in held):
+    if inert in _WITHIN_LINES and all(_WORD.fullmatch(trigger) for trigger in held):
         raw = lines_holding(raw, held)
     cut = inert.sub(b"", raw)
     return any(trigger in cut for trigger in held)
