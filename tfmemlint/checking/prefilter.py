@@ -352,8 +352,8 @@ def _jax_through_project(
     resolver: Callable[[], FileResolver | None],
     notebook_code: bool = False,
 ) -> Literal["program", ""]:
-    """ "program" when the file holds an entry point's words and imports project modules that
-    reach JAX's, for TFM208."""
+    """For TFM208: "program" when the file holds an entry point's words and imports project
+    modules that reach JAX's."""
     jax_words = JAX_WORDS if SHARED_GPU_PREALLOCATION.code in selected else ()
     return "program" if _program_through_project(raw, jax_words, resolver, notebook_code) else ""
 
