@@ -3,6 +3,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -149,19 +150,30 @@ def on_a_terminal(
     """Run the real `tfmemlint` with `stream` ("stdout" or "stderr") on a pseudo-terminal, the
     other one discarded; return what the terminal saw. Fails if it exits with 2."""
     import pty
+    import time
 
     controller, terminal = pty.openpty()
     streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: terminal}
-    done = subprocess.run(
+    child = subprocess.Popen(
         [sys.executable, "-m", "tfmemlint", *args],
         cwd=cwd,
         env=env if env is not None else dict(os.environ),
-        timeout=300,
         **streams,
     )
     os.close(terminal)
+    # Read while the child writes: a pty holds only a few KiB, and a child whose output
+    # outgrows it blocks until someone reads.
     seen = b""
+    deadline = time.monotonic() + 300
     while True:
+        if time.monotonic() > deadline:
+            child.kill()
+            child.wait()
+            os.close(controller)
+            raise subprocess.TimeoutExpired(child.args, 300)
+        ready, _, _ = select.select([controller], [], [], 1.0)
+        if not ready:
+            continue
         try:
             chunk = os.read(controller, 65536)
         except OSError:  # the terminal's other end is closed: everything was read
@@ -170,5 +182,6 @@ def on_a_terminal(
             break
         seen += chunk
     os.close(controller)
-    assert done.returncode != 2
+    done = child.wait(timeout=60)
+    assert done != 2
     return seen.decode("utf-8", "replace")
