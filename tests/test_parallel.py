@@ -127,6 +127,71 @@ _sendback_result(results, 0, result=b"x" * 10_000_000)
         child.kill()
 
 
+PROGRAM = """import argparse
+
+from models.net import build
+
+if __name__ == "__main__":
+    print(build(argparse.ArgumentParser().parse_args()))
+"""
+NET_WITHOUT_TENSORFLOW = "def build(args):\n    return args\n"
+NET_WITH_TENSORFLOW = """import tensorflow as tf
+
+
+def build(args):
+    return tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+"""
+
+
+def make_large_project(root: Path, net: str) -> None:
+    """More files than FIRST_STAGE_IN_WORKERS: sessions, plain modules, and a program that
+    starts TensorFlow (or not) only through its project's `models/net.py`."""
+    make_tree(root, runner.FIRST_STAGE_IN_WORKERS + 30)
+    (root / "models").mkdir()
+    (root / "models" / "__init__.py").write_text("")
+    (root / "models" / "net.py").write_text(net)
+    (root / "train.py").write_text(PROGRAM)
+
+
+def test_a_large_run_leaves_the_first_stage_to_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its results and counts are those of one process, the program through the project
+    included, and this process runs no first stage itself."""
+    make_large_project(tmp_path, NET_WITH_TENSORFLOW)
+    items = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    serial = runner.Run(items, Settings.default(ALL_RULES), "check", jobs=1)
+    expected = [(r.filename, [f.code for f in r.findings]) for r in serial]
+
+    def never_here(self: runner.Run, pending: runner._Pending) -> None:
+        raise AssertionError(f"the first stage of {pending.path} ran in this process")
+
+    monkeypatch.setattr(runner.Run, "_first_stage", never_here)
+    parallel = runner.Run(items, Settings.default(ALL_RULES), "check", jobs=2)
+    assert [(r.filename, [f.code for f in r.findings]) for r in parallel] == expected
+    assert (str(tmp_path / "train.py"), ["TFM205"]) in expected
+    assert parallel.stats.workers == 2
+    counts = (serial.stats.parsed, serial.stats.filtered_out)
+    assert (parallel.stats.parsed, parallel.stats.filtered_out) == counts
+
+
+def test_what_a_worker_filtered_out_is_cached_with_what_its_verdict_read(
+    tmp_path: Path,
+) -> None:
+    """The program is clean while its project's module starts nothing; once that module
+    starts TensorFlow, the cached run checks the program again."""
+    make_large_project(tmp_path / "src", NET_WITHOUT_TENSORFLOW)
+    command = ["--isolated", "-v", "-j", "2", "--output-format", "json"]
+    command += ["--cache-dir", str(tmp_path / "cache"), str(tmp_path / "src")]
+    first = run_cli(*command)
+    assert "2 worker processes" in stage(first.stderr, "parsed")
+    assert not [f for f in json.loads(first.stdout) if f["filename"].endswith("train.py")]
+    (tmp_path / "src" / "models" / "net.py").write_text(NET_WITH_TENSORFLOW)
+    second = run_cli(*command)
+    found = [f["code"] for f in json.loads(second.stdout) if f["filename"].endswith("train.py")]
+    assert found == ["TFM205"], second.stderr
+
+
 _MAIN_PID = os.getpid()
 _CHECK_PENDING = runner._check_pending
 
@@ -138,16 +203,18 @@ def _dying_worker(pending, mode, verbose):  # type: ignore[no-untyped-def]
     return _CHECK_PENDING(pending, mode, verbose)
 
 
+@pytest.mark.parametrize("plain_files", [100, 200])  # first stage here; in the workers
 def test_a_worker_dying_while_files_are_still_read_costs_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plain_files: int
 ) -> None:
     """Workers start while the pre-filter still reads; one dies before every file is handed
     over: the rest are checked in this process."""
+    assert (100 + 11) < runner.FIRST_STAGE_IN_WORKERS <= (200 + 11)
     items = []
     for index in range(10):
         items.append(tmp_path / f"t{index:02d}.py")
         items[-1].write_text(BARE)
-    for index in range(100):
+    for index in range(plain_files):
         items.append(tmp_path / f"z{index:03d}.py")
         items[-1].write_text("x = 1\n")
     items.append(tmp_path / "last.py")

@@ -10,13 +10,13 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from tfmemlint.checking.prefilter import first_stage, launch_file_may_have_findings
 from tfmemlint.configuration.discovery import Exclusions, Missing, discover
 from tfmemlint.configuration.settings import Settings
-from tfmemlint.model import FileResult
+from tfmemlint.model import Dependency, FileResult
 from tfmemlint.reading.launch import kind_of
 from tfmemlint.reading.source import SourceError, SourceText
 from tfmemlint.rules.file_errors import READ_ERROR
@@ -41,6 +41,11 @@ def run(
 
 # Below this many files to parse, starting worker processes costs more than it saves.
 MIN_FILES_FOR_WORKERS = 8
+# From this many files a run can hand over, the workers run the first stage of the pre-filter
+# too, FIRST_STAGE_BATCH files a task: in this process it is the run's critical path while
+# the workers wait (a monorepo's 3,500 files: 2.5 s, against 1.5 s of parsing in all).
+FIRST_STAGE_IN_WORKERS = 128
+FIRST_STAGE_BATCH = 32
 # How long the pool's end may wait for its workers once their tasks are done or cancelled.
 POOL_END_S = 30.0
 
@@ -55,8 +60,9 @@ class RunStats:
         self.parsed = 0
         self.fixed = 0
         self.workers = 0
-        self.prepare_s = 0.0  # stat, cache, read and pre-filter, in this process
-        self.engine_s = 0.0  # parse, lint and fix, wall time, in this process or the workers
+        # stat, cache, read and, unless the workers run it, the pre-filter's first stage
+        self.prepare_s = 0.0
+        self.engine_s = 0.0  # the rest, wall time, in this process or the workers
 
 
 class _Pending(NamedTuple):
@@ -71,6 +77,8 @@ class _Pending(NamedTuple):
     # A launch file: read in this process, never by a worker (its readers cost less than
     # handing it over, and a pool's start more than a thousand of them).
     launch: bool = False
+    # The pre-filter's first stage is still to run: a worker runs it, with the file's check.
+    unfiltered: bool = False
 
 
 class Run:
@@ -97,9 +105,13 @@ class Run:
         self._jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[int, Future[FileResult]] = {}
+        # Slots whose first stage a worker runs: their batch's task, and their place in it.
+        self._batched: dict[int, tuple[Future[list[FileResult]], int]] = {}
+        self._unfiltered: list[int] = []  # the slots of the batch being filled
         self._pool_broken = False
         self._slots: list[FileResult | _Pending] = []
         self._python = 0  # the Python files and notebooks among them that need parsing
+        self._first_stage_here = jobs < 2 or len(items) < FIRST_STAGE_IN_WORKERS
         started = time.perf_counter()
         try:
             for item in items:
@@ -107,9 +119,14 @@ class Run:
                 self._slots.append(slot)
                 if isinstance(slot, _Pending):
                     self.stats.parsed += 1
-                    if not slot.launch:
+                    if slot.unfiltered:
+                        self._unfiltered.append(len(self._slots) - 1)
+                        if len(self._unfiltered) == FIRST_STAGE_BATCH:
+                            self._hand_over_batch()
+                    elif not slot.launch:
                         self._python += 1
                         self._hand_over(len(self._slots) - 1, len(items))
+            self._last_batch(len(items))
         except BaseException:
             self._stop_pool()
             raise
@@ -148,6 +165,72 @@ class Run:
             except BrokenProcessPool:  # a worker died (killed, out of memory): no more submits
                 self._pool_broken = True
                 return
+
+    def _hand_over_batch(self) -> None:
+        """Give the workers the batch of files whose first stage is still to run, starting
+        them if need be. Where no worker can take it, the first stage runs here."""
+        batch, self._unfiltered = self._unfiltered, []
+        if self._pool is None and not self._pool_broken:
+            self.stats.workers = self._jobs
+            self._pool = _start_pool(self._jobs, self._config_root)
+        if self._pool is not None and not self._pool_broken:
+            from concurrent.futures.process import BrokenProcessPool
+
+            pendings = [slot for i in batch if isinstance(slot := self._slots[i], _Pending)]
+            try:
+                future = self._pool.submit(_filter_in_worker, pendings, self.mode, self.verbose)
+            except BrokenProcessPool:
+                self._pool_broken = True
+            else:
+                self._batched.update((i, (future, place)) for place, i in enumerate(batch))
+                return
+        self._filter_here(batch)
+
+    def _last_batch(self, total: int) -> None:
+        """The files left without a batch: to the workers if they run, else filtered here (a
+        cached run where few files changed starts no worker for them)."""
+        if not self._unfiltered:
+            return
+        if self._pool is not None and not self._pool_broken:
+            self._hand_over_batch()
+            return
+        batch, self._unfiltered = self._unfiltered, []
+        for i in self._filter_here(batch):
+            self._python += 1
+            self._hand_over(i, total)
+
+    def _filter_here(self, batch: list[int]) -> list[int]:
+        """Run the first stage of the batch's files here; the slots of those that pass."""
+        passing = []
+        for i in batch:
+            slot = self._slots[i]
+            assert isinstance(slot, _Pending)
+            slot = self._slots[i] = self._first_stage(slot._replace(unfiltered=False))
+            if isinstance(slot, FileResult):
+                self.stats.parsed -= 1
+                self.stats.filtered_out += 1
+            else:
+                passing.append(i)
+        return passing
+
+    def _first_stage(self, pending: _Pending) -> FileResult | _Pending:
+        """The file's result where the first stage rules out a finding (remembered in the
+        cache), else the file, for the engine."""
+        assert pending.raw is not None and pending.stat is not None
+        passes, read = _passes_first_stage(pending, self.index)
+        if passes:
+            return pending
+        if self.cache is not None:
+            self.cache.store(
+                pending.path,
+                pending.settings,
+                pending.stat,
+                pending.raw,
+                [],
+                pending.read_ns,
+                read,
+            )
+        return FileResult(pending.path)
 
     def index(self) -> ProjectIndex:
         """The run's project index, made when a file first needs it (a cached run never does).
@@ -191,31 +274,28 @@ class Run:
             raw = read_once()
         except OSError:
             return _Pending(item, file_settings, None, None)  # check_file reports it
-        asked: list[FileResolver] = []
-
-        def resolver() -> FileResolver:
-            asked.append(self.index().resolver(item))
-            return asked[0]
-
         launch = kind_of(item, raw[:64]) is not None
+        pending = _Pending(item, file_settings, raw, stat, read_ns, launch)
         if launch:
-            passes = launch_file_may_have_findings(raw, file_settings.selected)
-        else:
-            passes = bool(first_stage(raw, file_settings.selected, resolver))
-        if not passes:
+            if launch_file_may_have_findings(raw, file_settings.selected):
+                return pending
             self.stats.filtered_out += 1
             if self.cache is not None:
-                read = asked[0].dependencies() if asked else ()
-                self.cache.store(item, file_settings, stat, raw, [], read_ns, read)
+                self.cache.store(item, file_settings, stat, raw, [], read_ns, ())
             return FileResult(item)
-        return _Pending(item, file_settings, raw, stat, read_ns, launch)
+        if not self._first_stage_here:
+            return pending._replace(unfiltered=True)
+        slot = self._first_stage(pending)
+        if isinstance(slot, FileResult):
+            self.stats.filtered_out += 1
+        return slot
 
     def __iter__(self) -> Iterator[FileResult]:
         started = time.perf_counter()
         try:
             for index, slot in enumerate(self._slots):
                 if isinstance(slot, _Pending):
-                    result = self._finish(slot, self._futures.get(index))
+                    result = self._finish(index, slot)
                     self._remember(slot, result)
                     if result.screened_out:
                         self.stats.parsed -= 1
@@ -228,8 +308,18 @@ class Run:
             if self.cache is not None:
                 self.cache.save()
 
-    def _finish(self, pending: _Pending, future: Future[FileResult] | None) -> FileResult:
-        if future is not None:
+    def _finish(self, index: int, pending: _Pending) -> FileResult:
+        future: Future[FileResult] | None = self._futures.get(index)
+        if index in self._batched:
+            from concurrent.futures import CancelledError
+            from concurrent.futures.process import BrokenProcessPool
+
+            batch, place = self._batched[index]
+            try:
+                return batch.result()[place]
+            except (BrokenProcessPool, CancelledError):
+                pending = pending._replace(raw=None, stat=None)  # as below
+        elif future is not None:
             from concurrent.futures import CancelledError
             from concurrent.futures.process import BrokenProcessPool
 
@@ -267,7 +357,37 @@ _run_index: ProjectIndex | None = None
 
 
 def _check_pending(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
+    if pending.unfiltered and pending.raw is not None:
+        passes, read = _passes_first_stage(pending, _index)
+        if not passes:  # the run counts it as filtered out, and remembers what it read
+            return FileResult(pending.path, screened_out=True, depends_on=read)
     return check_file(pending.path, pending.settings, mode, verbose, pending.raw, _run_index)
+
+
+def _index() -> ProjectIndex:
+    assert _run_index is not None  # made by the worker's start, or by `Run.index` here
+    return _run_index
+
+
+def _passes_first_stage(
+    pending: _Pending, index: Callable[[], ProjectIndex]
+) -> tuple[bool, tuple[Dependency, ...]]:
+    """Whether the file passes the first stage of the pre-filter, and the project files its
+    verdict read (the cache's dependencies for a file it rules out)."""
+    assert pending.raw is not None
+    asked: list[FileResolver] = []
+
+    def resolver() -> FileResolver:
+        asked.append(index().resolver(pending.path))
+        return asked[0]
+
+    passes = bool(first_stage(pending.raw, pending.settings.selected, resolver))
+    return passes, (asked[0].dependencies() if asked and not passes else ())
+
+
+def _filter_in_worker(pendings: list[_Pending], mode: Mode, verbose: bool) -> list[FileResult]:
+    """A batch of files whose first stage is still to run, each checked as a task is."""
+    return [_check_in_worker(pending, mode, verbose) for pending in pendings]
 
 
 def _shut_down(pool: ProcessPoolExecutor) -> None:
