@@ -318,3 +318,20 @@ def test_a_file_whose_words_find_nothing_is_still_followed_through_the_project(
         (tmp_path / name).write_text(text)
     done = run_cli("--no-cache", "--isolated", str(tmp_path), cwd=tmp_path)
     assert expected in done.stdout, done.stdout
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from([b"jax", b"tf", b"Session", b"a", b""])),
+        max_size=30,
+    )
+)
+def test_a_remembered_search_answers_as_the_search_does(
+    asks: list[tuple[int, bytes]],
+) -> None:
+    """`family.holds` remembers the words searched in the last bytes: asked in turn about
+    texts that differ, and texts equal but not the same object, it answers as `in` does."""
+    texts = [b"import jax", bytes(bytearray(b"import jax")), b"tf.Session()", b""]
+    for which, word in asks:
+        assert family.holds(texts[which], word) == (word in texts[which])

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tfmemlint.reading.source import compile_python, lines_holding, parse_python
 from tfmemlint.rules import FAMILIES, LAUNCH_FAMILIES
-from tfmemlint.rules.family import TENSORFLOW_MODULES, RuleFamily, holds_a_trigger, load
+from tfmemlint.rules.family import (
+    TENSORFLOW_MODULES,
+    RuleFamily,
+    holds_a_trigger,
+    holds_any,
+    load,
+)
 from tfmemlint.rules.jax_allocator import SHARED_GPU_PREALLOCATION
 from tfmemlint.rules.programs import JAX_WORDS
 from tfmemlint.rules.unconfigured_program import FAMILY as UNCONFIGURED_PROGRAM_FAMILY
@@ -81,7 +87,7 @@ def needs_project(raw: bytes, selected: frozenset[str]) -> bool:
     """Whether a file that failed the first stage holds a trigger word of a family that needs
     TensorFlow's module words: it may still reach TensorFlow through a module of the project's
     own (`from mypkg.compat import tfv1`), which the project index can tell."""
-    return any(map(raw.__contains__, _module_family_triggers(selected)))
+    return holds_any(raw, _module_family_triggers(selected))
 
 
 def names_a_project_api(raw: bytes, selected: frozenset[str]) -> bool:
@@ -94,7 +100,7 @@ def names_a_project_api(raw: bytes, selected: frozenset[str]) -> bool:
     it goes unreported. Not for a notebook's JSON, whose escapes (`\\nSession`) hide where a
     word begins."""
     in_text, api_names = _project_api_names(selected)
-    return any(map(raw.__contains__, in_text)) or (
+    return holds_any(raw, in_text) or (
         api_names is not None and api_names.search(raw) is not None
     )
 
@@ -250,7 +256,7 @@ _TENSORFLOW_IMPORT = re.compile(
 
 def _holds(raw: bytes, condition: Condition) -> bool:
     modules, groups = condition
-    if modules and not any(module in raw for module in modules):
+    if modules and not holds_any(raw, modules):
         return False
     return any(holds_a_trigger(raw, triggers, inert) for triggers, inert in groups)
 
@@ -334,7 +340,7 @@ def first_stage(
         return "words"
     if _script_entry(raw, selected, resolver):
         return "entry"
-    if any(map(raw.__contains__, TENSORFLOW_MODULES)):
+    if holds_any(raw, TENSORFLOW_MODULES):
         # It names TensorFlow, and holds none of the words of the families that need its
         # names: neither TensorFlow through the project nor a project stand-in can hold one;
         # JAX through the project can (TFM208).
@@ -480,6 +486,6 @@ def _tensorflow_for_tfm205(raw: bytes, selected: frozenset[str]) -> bool:
     """Whether the bytes may reach TensorFlow as TFM205 and TFM207 see it (TensorFlow itself,
     Keras, a library that starts it), and one of the two is selected."""
     family = UNCONFIGURED_PROGRAM_FAMILY
-    return any(module in raw for module in family.modules) and any(
+    return holds_any(raw, family.modules) and any(
         rule.code in selected for rule in family.rules
     )

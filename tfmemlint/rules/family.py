@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from tfmemlint.model import DOCS_URL, Rule
@@ -110,14 +110,36 @@ def within_lines(pattern: re.Pattern[bytes]) -> re.Pattern[bytes]:
     return pattern
 
 
+# The bytes last searched, and what each word searched in them gave: the pre-filter asks about
+# the same words of one file many times (the module words of every family, once per stage).
+_searched: tuple[bytes, dict[bytes, bool]] = (b"", {})
+
+
+def holds(raw: bytes, word: bytes) -> bool:
+    """`word in raw`, remembered for the last bytes searched."""
+    global _searched
+    searched = _searched
+    if searched[0] is not raw:
+        searched = _searched = (raw, {})
+    found = searched[1].get(word)
+    if found is None:
+        found = searched[1][word] = word in raw
+    return found
+
+
+def holds_any(raw: bytes, words: Iterable[bytes]) -> bool:
+    """Whether `raw` holds one of the words (see `holds`)."""
+    return any(holds(raw, word) for word in words)
+
+
 def holds_a_trigger(
     raw: bytes, triggers: tuple[bytes, ...], inert: re.Pattern[bytes] | None
 ) -> bool:
     """Whether `raw` holds one of the words outside the inert text: the first stage's test,
     which a rule that looks for its own words again must share."""
     if inert is None:
-        return any(trigger in raw for trigger in triggers)
-    held = [trigger for trigger in triggers if trigger in raw]
+        return holds_any(raw, triggers)
+    held = [trigger for trigger in triggers if holds(raw, trigger)]
     if not held:
         return False
     # Rare: only a file that holds the words is searched for the text that makes them inert.
