@@ -3,13 +3,16 @@ test also checks that neither stage hides a finding (tests.conftest.lint_text)."
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import re
+import warnings
 from pathlib import Path
 
+import hypothesmith
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import BEFORE, lint_text, run_cli
@@ -335,3 +338,75 @@ def test_a_remembered_search_answers_as_the_search_does(
     texts = [b"import jax", bytes(bytearray(b"import jax")), b"tf.Session()", b""]
     for which, word in asks:
         assert family.holds(texts[which], word) == (word in texts[which])
+
+
+def _imports_by_walking(tree: ast.Module) -> list[str]:
+    """`imports_in_tree` as it was: every node of the tree visited."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = module_summary.from_module(node)
+            found.extend(
+                module if alias.name == "*" else module_summary.member(module, alias.name)
+                for alias in node.names
+            )
+    return found
+
+
+NESTED_IMPORTS = """\
+import a, b.c as d
+def f(x=lambda: 1):
+    import e
+    class K:
+        from f import g, h as i
+        def m(self):
+            try:
+                import j
+            except ImportError as err:
+                from . import k
+            else:
+                import l
+            finally:
+                from ..m import *
+match x:
+    case [1, *rest]:
+        import n
+    case _:
+        with o() as p:
+            import q
+for r in s:
+    import t
+else:
+    while u:
+        import v
+async def w():
+    async with x:
+        import y
+    async for z in aa:
+        import bb
+try:
+    import cc
+except* ValueError:
+    import dd
+if ee: import ff
+"""
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hypothesmith.from_grammar())
+@example(program=NESTED_IMPORTS)
+def test_the_imports_of_a_tree_are_found_in_the_walks_order_visiting_only_statements(
+    program: str,
+) -> None:
+    """Only statements hold imports: visiting statements alone finds every import of the tree,
+    in the order a walk of every node finds them (the project walk's dependencies, and the
+    first import that reaches TensorFlow, follow that order)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)  # `1()` in a generated program
+            tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    assert list(module_summary.imports_in_tree(tree)) == _imports_by_walking(tree)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -78,7 +79,7 @@ def imports(raw: bytes) -> Iterator[str]:
 
 def imports_in_tree(tree: ast.Module) -> Iterator[str]:
     """`imports`, from a syntax tree already parsed."""
-    for node in ast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name
@@ -86,6 +87,24 @@ def imports_in_tree(tree: ast.Module) -> Iterator[str]:
             module = from_module(node)
             for alias in node.names:
                 yield module if alias.name == "*" else member(module, alias.name)
+
+
+# What holds statements: statements (a body, an `else`), `except` clauses and `case` blocks.
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """The module, then its statements at every depth (and the `except` clauses and `case`
+    blocks that hold some), in `ast.walk`'s order. No expression holds a statement, so the
+    expressions, most of a tree's nodes, are never visited."""
+    pending: deque[ast.AST] = deque([tree])
+    while pending:
+        node = pending.popleft()
+        yield node
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                pending.extend(item for item in value if isinstance(item, _HOLDS_STATEMENTS))
 
 
 _IMPORT_LINE = re.compile(
