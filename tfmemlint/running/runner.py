@@ -309,21 +309,15 @@ class Run:
                 self.cache.save()
 
     def _finish(self, index: int, pending: _Pending) -> FileResult:
-        future: Future[FileResult] | None = self._futures.get(index)
-        if index in self._batched:
-            from concurrent.futures import CancelledError
-            from concurrent.futures.process import BrokenProcessPool
-
-            batch, place = self._batched[index]
-            try:
-                return batch.result()[place]
-            except (BrokenProcessPool, CancelledError):
-                pending = pending._replace(raw=None, stat=None)  # as below
-        elif future is not None:
+        batched, future = self._batched.get(index), self._futures.get(index)
+        if batched is not None or future is not None:
             from concurrent.futures import CancelledError
             from concurrent.futures.process import BrokenProcessPool
 
             try:
+                if batched is not None:
+                    return batched[0].result()[batched[1]]
+                assert future is not None
                 return future.result()
             except (BrokenProcessPool, CancelledError):
                 # A worker died (killed, out of memory), maybe after writing this very file:
