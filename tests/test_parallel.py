@@ -17,6 +17,7 @@ from tests.conftest import run_cli
 from tfmemlint.configuration.settings import Settings
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.running import runner
+from tfmemlint.running.cache import ResultCache
 
 BARE = "import tensorflow as tf\nsess = tf.Session()\n"
 CONFIGURED = "import tensorflow as tf\nsess = tf.Session(config=tf.ConfigProto())\n"
@@ -90,6 +91,7 @@ def test_a_worker_ended_mid_write_leaves_no_temporary_file(tmp_path: Path) -> No
     script = f"""
 import os, sys, time
 from tfmemlint.running import runner
+from tfmemlint.running.cache import ResultCache
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.configuration.settings import Settings
 runner._start_worker(os.getppid())
@@ -112,6 +114,7 @@ def test_a_worker_ended_while_sending_a_result_ends(tmp_path: Path) -> None:
 import multiprocessing, os
 from concurrent.futures.process import _sendback_result
 from tfmemlint.running import runner
+from tfmemlint.running.cache import ResultCache
 runner._start_worker(os.getppid())
 results = multiprocessing.SimpleQueue()  # nobody reads it: the pipe fills
 print("sending", flush=True)
@@ -227,11 +230,101 @@ def test_a_worker_dying_while_files_are_still_read_costs_nothing(
 
     monkeypatch.setattr(runner, "_check_pending", _dying_worker)
     monkeypatch.setattr(runner.Run, "_prepare", slow)
-    results = list(
-        runner.Run([str(p) for p in items], Settings.default(ALL_RULES), "check", jobs=4)
-    )
+    run = runner.Run([str(p) for p in items], Settings.default(ALL_RULES), "check", jobs=4)
+    results = list(run)
     assert len(results) == len(items)
     assert sum(len(r.findings) for r in results) == 11
+    # A batch's files, checked here, are counted as its worker would have: the first stage
+    # sets the plain ones aside.
+    assert (run.stats.parsed, run.stats.filtered_out) == (11, plain_files)
+
+
+def _recording(log: Path):  # type: ignore[no-untyped-def]
+    """_check_pending, each file's check written down, in whichever process it runs."""
+
+    def check(pending, mode, verbose):  # type: ignore[no-untyped-def]
+        with log.open("a") as checked:
+            checked.write(pending.path + "\n")
+        return _CHECK_PENDING(pending, mode, verbose)
+
+    return check
+
+
+@pytest.mark.parametrize("case", ["a few changed files", "unreadable files first"])
+def test_no_file_is_handed_over_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """The workers start once 8 files need parsing, and take every such file found so far:
+    not a file whose first stage waits for its batch, nor one found after (checked twice,
+    under --fix a file is fixed by one and found changed on disk by the other)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    plain = [src / f"p{index:03d}.py" for index in range(runner.FIRST_STAGE_IN_WORKERS + 12)]
+    for path in plain:
+        path.write_text("x = 1\n")
+    items = [str(p) for p in plain]
+    cache = None
+    if case == "a few changed files":  # cached: only they go through the first stage
+        cache = tmp_path / "cache"
+        list(
+            runner.Run(
+                items, Settings.default(ALL_RULES), "check", jobs=2, cache=ResultCache(str(cache))
+            )
+        )
+        for path in plain[:20]:
+            path.write_text(BARE)
+    else:
+        for index in range(8):
+            (src / f"gone{index}.py").symlink_to(src / f"nowhere{index}")
+        bare = [src / f"a{index:02d}.py" for index in range(10)]
+        for path in bare:
+            path.write_text(BARE)
+        items = [str(p) for p in bare] + sorted(str(p) for p in src.glob("gone*")) + items
+    log = tmp_path / "checked.txt"
+    monkeypatch.setattr(runner, "_check_pending", _recording(log))
+    run = runner.Run(
+        items,
+        Settings.default(ALL_RULES),
+        "check",
+        jobs=2,
+        cache=ResultCache(str(cache)) if cache else None,
+    )
+    results = list(run)
+    checked = log.read_text().splitlines()
+    assert sorted(set(checked)) == sorted(checked)
+    assert sum(len(r.findings) for r in results) in (20, 18)  # 10 sessions, 8 unreadable
+
+
+def _fixing_then_dying_worker(pending, mode, verbose):  # type: ignore[no-untyped-def]
+    """_check_pending, but a worker handed t05.py dies right after it wrote the fix."""
+    result = _CHECK_PENDING(pending, mode, verbose)
+    if pending.path.endswith("t05.py") and os.getpid() != _MAIN_PID:
+        os._exit(1)
+    return result
+
+
+def test_a_file_checked_again_after_its_worker_died_is_not_cached_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its worker wrote the fix, then died: checked again here from the disk, the file is
+    clean, but the bytes the run had read were not. Put back as they were (`git checkout`),
+    they must be reported, not served from the cache as clean."""
+    items = [tmp_path / f"t{index:02d}.py" for index in range(12)]
+    for path in items:
+        path.write_text(BARE)
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(runner, "_check_pending", _fixing_then_dying_worker)
+    settings = Settings.default(ALL_RULES)
+    fixing = runner.Run(
+        [str(p) for p in items], settings, "fix", jobs=2, cache=ResultCache(str(cache))
+    )
+    assert len(list(fixing)) == len(items)
+    assert "allow_growth" in items[5].read_text()
+    items[5].write_text(BARE)
+    again = runner.Run([str(items[5])], settings, "check", jobs=1, cache=ResultCache(str(cache)))
+    [result] = list(again)
+    assert [f.code for f in result.findings] == ["TFM101"]
+    assert again.stats.from_cache == 0
 
 
 def _deaf_worker_start(parent: int, config_root: str | None = None) -> None:

@@ -43,7 +43,8 @@ def run(
 MIN_FILES_FOR_WORKERS = 8
 # From this many files a run can hand over, the workers run the first stage of the pre-filter
 # too, FIRST_STAGE_BATCH files a task: in this process it is the run's critical path while
-# the workers wait (a monorepo's 3,500 files: 2.5 s, against 1.5 s of parsing in all).
+# the workers wait (a monorepo's 3,500 files: 2.5 s, against 1.5 s of parsing in all). Not
+# under --fix: a worker that dies in a batch would take the report of the fixes it wrote.
 FIRST_STAGE_IN_WORKERS = 128
 FIRST_STAGE_BATCH = 32
 # How long the pool's end may wait for its workers once their tasks are done or cancelled.
@@ -111,7 +112,7 @@ class Run:
         self._pool_broken = False
         self._slots: list[FileResult | _Pending] = []
         self._python = 0  # the Python files and notebooks among them that need parsing
-        self._first_stage_here = jobs < 2 or len(items) < FIRST_STAGE_IN_WORKERS
+        self._first_stage_here = jobs < 2 or len(items) < FIRST_STAGE_IN_WORKERS or mode == "fix"
         started = time.perf_counter()
         try:
             for item in items:
@@ -146,10 +147,11 @@ class Run:
             at_most = self._python + total - len(self._slots)
             self.stats.workers = min(self._jobs, at_most // (MIN_FILES_FOR_WORKERS // 2))
             self._pool = _start_pool(self.stats.workers, self._config_root)
+            # Those found so far; a file whose first stage is still to run goes in its batch.
             waiting = [
                 i
-                for i, slot in enumerate(self._slots)
-                if isinstance(slot, _Pending) and not slot.launch
+                for i, slot in enumerate(self._slots[: index + 1])
+                if isinstance(slot, _Pending) and not (slot.launch or slot.unfiltered)
             ]
         else:
             waiting = [index]
@@ -295,8 +297,8 @@ class Run:
         try:
             for index, slot in enumerate(self._slots):
                 if isinstance(slot, _Pending):
-                    result = self._finish(index, slot)
-                    self._remember(slot, result)
+                    checked, result = self._finish(index, slot)
+                    self._remember(checked, result)
                     if result.screened_out:
                         self.stats.parsed -= 1
                         self.stats.filtered_out += 1
@@ -308,7 +310,9 @@ class Run:
             if self.cache is not None:
                 self.cache.save()
 
-    def _finish(self, index: int, pending: _Pending) -> FileResult:
+    def _finish(self, index: int, pending: _Pending) -> tuple[_Pending, FileResult]:
+        """The file's result, and the file as it was checked (the bytes read again from disk
+        where a worker died on it: such a result is not remembered)."""
         batched, future = self._batched.get(index), self._futures.get(index)
         if batched is not None or future is not None:
             from concurrent.futures import CancelledError
@@ -316,15 +320,18 @@ class Run:
 
             try:
                 if batched is not None:
-                    return batched[0].result()[batched[1]]
+                    return pending, batched[0].result()[batched[1]]
                 assert future is not None
-                return future.result()
+                return pending, future.result()
             except (BrokenProcessPool, CancelledError):
-                # A worker died (killed, out of memory), maybe after writing this very file:
-                # check it again here, from what is on disk now.
-                pending = pending._replace(raw=None, stat=None)
+                if batched is None:
+                    # A worker died (killed, out of memory), maybe after writing this very
+                    # file: check it again here, from what is on disk now.
+                    pending = pending._replace(raw=None, stat=None)
+                # A batch wrote nothing (there are none under --fix): its files are checked
+                # here from the bytes the worker was given, the first stage first.
         self.index()  # one for all the files checked in this process
-        return _check_pending(pending, self.mode, self.verbose)
+        return pending, _check_pending(pending, self.mode, self.verbose)
 
     def _remember(self, pending: _Pending, result: FileResult) -> None:
         if self.mode == "fix" and result.fixed:
