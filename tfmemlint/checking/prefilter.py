@@ -100,9 +100,7 @@ def names_a_project_api(raw: bytes, selected: frozenset[str]) -> bool:
     it goes unreported. Not for a notebook's JSON, whose escapes (`\\nSession`) hide where a
     word begins."""
     in_text, api_names = _project_api_names(selected)
-    return holds_any(raw, in_text) or (
-        api_names is not None and api_names.search(raw) is not None
-    )
+    return holds_any(raw, in_text) or (api_names is not None and api_names.search(raw) is not None)
 
 
 @lru_cache(maxsize=8)
@@ -486,6 +484,4 @@ def _tensorflow_for_tfm205(raw: bytes, selected: frozenset[str]) -> bool:
     """Whether the bytes may reach TensorFlow as TFM205 and TFM207 see it (TensorFlow itself,
     Keras, a library that starts it), and one of the two is selected."""
     family = UNCONFIGURED_PROGRAM_FAMILY
-    return holds_any(raw, family.modules) and any(
-        rule.code in selected for rule in family.rules
-    )
+    return holds_any(raw, family.modules) and any(rule.code in selected for rule in family.rules)
