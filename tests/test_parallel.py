@@ -206,13 +206,13 @@ def _dying_worker(pending, mode, verbose):  # type: ignore[no-untyped-def]
     return _CHECK_PENDING(pending, mode, verbose)
 
 
-@pytest.mark.parametrize("plain_files", [100, 200])  # first stage here; in the workers
+@pytest.mark.parametrize("plain_files", [100, 300])  # first stage here; in the workers
 def test_a_worker_dying_while_files_are_still_read_costs_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plain_files: int
 ) -> None:
     """Workers start while the pre-filter still reads; one dies before every file is handed
     over: the rest are checked in this process."""
-    assert (100 + 11) < runner.FIRST_STAGE_IN_WORKERS <= (200 + 11)
+    assert (100 + 11) < runner.FIRST_STAGE_IN_WORKERS <= (300 + 11)
     items = []
     for index in range(10):
         items.append(tmp_path / f"t{index:02d}.py")
@@ -293,6 +293,69 @@ def test_no_file_is_handed_over_twice(
     checked = log.read_text().splitlines()
     assert sorted(set(checked)) == sorted(checked)
     assert sum(len(r.findings) for r in results) in (20, 18)  # 10 sessions, 8 unreadable
+
+
+_PASSES_FIRST_STAGE = runner._passes_first_stage
+
+
+def _dying_in_a_first_stage(pending, index):  # type: ignore[no-untyped-def]
+    """_passes_first_stage, but a worker handed z050.py dies (its batch with it)."""
+    if pending.path.endswith("z050.py") and os.getpid() != _MAIN_PID:
+        os._exit(1)
+    return _PASSES_FIRST_STAGE(pending, index)
+
+
+@pytest.mark.parametrize("mode", ["check", "fix"])
+def test_a_worker_dying_in_a_first_stage_batch_costs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """A batch writes nothing: its files' first stage runs again here, and each file is
+    counted and fixed as in a run where no worker died."""
+    bare = [tmp_path / f"t{index:02d}.py" for index in range(10)]
+    plain = [tmp_path / f"z{index:03d}.py" for index in range(runner.FIRST_STAGE_IN_WORKERS)]
+    for path in bare:
+        path.write_text(BARE)
+    for path in plain:
+        path.write_text("x = 1\n")
+    monkeypatch.setattr(runner, "_passes_first_stage", _dying_in_a_first_stage)
+    items = [str(p) for p in [*plain, *bare]]
+    run = runner.Run(items, Settings.default(ALL_RULES), mode, jobs=2)
+    results = list(run)
+    assert [r.filename for r in results] == items
+    assert (run.stats.parsed, run.stats.filtered_out) == (10, len(plain))
+    if mode == "fix":
+        assert run.stats.fixed == 10 and all("allow_growth" in p.read_text() for p in bare)
+    else:
+        assert sum(len(r.findings) for r in results) == 10
+
+
+def test_few_files_that_miss_the_cache_start_no_worker(tmp_path: Path) -> None:
+    """Many files, and a cache that answers for all but a few: their first stage runs here,
+    and no worker starts for files that need no parsing."""
+    plain = [tmp_path / f"p{index:03d}.py" for index in range(runner.FIRST_STAGE_IN_WORKERS + 44)]
+    for path in plain:
+        path.write_text("x = 1\n")
+    cache = str(tmp_path / "cache")
+    items = [str(p) for p in plain]
+    list(runner.Run(items, Settings.default(ALL_RULES), "check", jobs=2, cache=ResultCache(cache)))
+    for path in plain[:40]:
+        path.write_text("y = 2\n")
+    run = runner.Run(items, Settings.default(ALL_RULES), "check", jobs=2, cache=ResultCache(cache))
+    assert not any(r.findings for r in run)
+    assert run.stats.workers == 0
+    assert (run.stats.from_cache, run.stats.filtered_out) == (len(plain) - 40, 40)
+
+
+def test_the_bytes_of_a_file_ruled_out_are_not_kept(tmp_path: Path) -> None:
+    """A file the workers' first stage rules out leaves its slot as a result, as one ruled out
+    here does: a large tree's bytes are not held until the run ends."""
+    make_tree(tmp_path, runner.FIRST_STAGE_IN_WORKERS + 30)
+    items = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    run = runner.Run(items, Settings.default(ALL_RULES), "check", jobs=2)
+    assert run.stats.workers == 2
+    kept = [s.path for s in run._slots if isinstance(s, runner._Pending)]
+    assert kept == [i for i in items if Path(i).read_text() != "x = 1\n"]
+    assert len(list(run)) == len(items)
 
 
 def _fixing_then_dying_worker(pending, mode, verbose):  # type: ignore[no-untyped-def]

@@ -41,11 +41,12 @@ def run(
 
 # Below this many files to parse, starting worker processes costs more than it saves.
 MIN_FILES_FOR_WORKERS = 8
-# From this many files a run can hand over, the workers run the first stage of the pre-filter
-# too, FIRST_STAGE_BATCH files a task: in this process it is the run's critical path while
-# the workers wait (a monorepo's 3,500 files: 2.5 s, against 1.5 s of parsing in all). Not
-# under --fix: a worker that dies in a batch would take the report of the fixes it wrote.
-FIRST_STAGE_IN_WORKERS = 128
+# From this many files that the cache cannot answer, the workers run their pre-filter's first
+# stage too, FIRST_STAGE_BATCH files a task, and each file that passes is handed over alone,
+# as any other: in this process the first stage is the run's critical path while the workers
+# wait (a monorepo's 3,500 files: 2.2 s, against 1.5 s of parsing in all). Below it, a pool's
+# start costs more than the first stage it would take over.
+FIRST_STAGE_IN_WORKERS = 256
 FIRST_STAGE_BATCH = 32
 # How long the pool's end may wait for its workers once their tasks are done or cancelled.
 POOL_END_S = 30.0
@@ -78,7 +79,7 @@ class _Pending(NamedTuple):
     # A launch file: read in this process, never by a worker (its readers cost less than
     # handing it over, and a pool's start more than a thousand of them).
     launch: bool = False
-    # The pre-filter's first stage is still to run: a worker runs it, with the file's check.
+    # The pre-filter's first stage is still to run: a worker runs it, in a batch.
     unfiltered: bool = False
 
 
@@ -106,28 +107,27 @@ class Run:
         self._jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[int, Future[FileResult]] = {}
-        # Slots whose first stage a worker runs: their batch's task, and their place in it.
-        self._batched: dict[int, tuple[Future[list[FileResult]], int]] = {}
-        self._unfiltered: list[int] = []  # the slots of the batch being filled
+        self._unfiltered: list[int] = []  # the slots whose first stage is still to run
+        # The workers' first stages under way, each with its batch's slots.
+        self._batches: dict[Future[list[Verdict]], list[int]] = {}
         self._pool_broken = False
         self._slots: list[FileResult | _Pending] = []
         self._python = 0  # the Python files and notebooks among them that need parsing
-        self._first_stage_here = jobs < 2 or len(items) < FIRST_STAGE_IN_WORKERS or mode == "fix"
+        self._first_stage_here = jobs < 2 or len(items) < FIRST_STAGE_IN_WORKERS
         started = time.perf_counter()
         try:
             for item in items:
                 slot = self._prepare(item, settings)
                 self._slots.append(slot)
-                if isinstance(slot, _Pending):
+                if isinstance(slot, _Pending) and slot.unfiltered:
+                    self._unfiltered.append(len(self._slots) - 1)
+                    self._hand_over_batches(len(items))
+                elif isinstance(slot, _Pending):
                     self.stats.parsed += 1
-                    if slot.unfiltered:
-                        self._unfiltered.append(len(self._slots) - 1)
-                        if len(self._unfiltered) == FIRST_STAGE_BATCH:
-                            self._hand_over_batch()
-                    elif not slot.launch:
+                    if not slot.launch:
                         self._python += 1
                         self._hand_over(len(self._slots) - 1, len(items))
-            self._last_batch(len(items))
+            self._last_batches(len(items))
         except BaseException:
             self._stop_pool()
             raise
@@ -168,60 +168,101 @@ class Run:
                 self._pool_broken = True
                 return
 
-    def _hand_over_batch(self) -> None:
-        """Give the workers the batch of files whose first stage is still to run, starting
-        them if need be. Where no worker can take it, the first stage runs here."""
-        batch, self._unfiltered = self._unfiltered, []
+    def _hand_over_batches(self, total: int) -> None:
+        """Once FIRST_STAGE_IN_WORKERS files wait for their first stage, start the workers if
+        need be and give them the waiting files, FIRST_STAGE_BATCH a task; then settle the
+        batches that came back."""
         if self._pool is None and not self._pool_broken:
+            if len(self._unfiltered) < FIRST_STAGE_IN_WORKERS:
+                return
             self.stats.workers = self._jobs
             self._pool = _start_pool(self._jobs, self._config_root)
+        if len(self._unfiltered) < FIRST_STAGE_BATCH:
+            return
+        while len(self._unfiltered) >= FIRST_STAGE_BATCH:
+            batch = self._unfiltered[:FIRST_STAGE_BATCH]
+            del self._unfiltered[:FIRST_STAGE_BATCH]
+            self._hand_over_batch(batch, total)
+        self._settle_batches(total, wait=False)  # once a batch: what the workers have done
+
+    def _hand_over_batch(self, batch: list[int], total: int) -> None:
         if self._pool is not None and not self._pool_broken:
             from concurrent.futures.process import BrokenProcessPool
 
             pendings = [slot for i in batch if isinstance(slot := self._slots[i], _Pending)]
             try:
-                future = self._pool.submit(_filter_in_worker, pendings, self.mode, self.verbose)
-            except BrokenProcessPool:
-                self._pool_broken = True
-            else:
-                self._batched.update((i, (future, place)) for place, i in enumerate(batch))
+                self._batches[self._pool.submit(_first_stage_in_worker, pendings)] = batch
                 return
-        self._filter_here(batch)
+            except BrokenProcessPool:  # a worker died: no more submits
+                self._pool_broken = True
+        self._filter_here(batch, total)
 
-    def _last_batch(self, total: int) -> None:
-        """The files left without a batch: to the workers if they run, else filtered here (a
-        cached run where few files changed starts no worker for them)."""
-        if not self._unfiltered:
-            return
-        if self._pool is not None and not self._pool_broken:
-            self._hand_over_batch()
-            return
-        batch, self._unfiltered = self._unfiltered, []
-        for i in self._filter_here(batch):
-            self._python += 1
-            self._hand_over(i, total)
+    def _last_batches(self, total: int) -> None:
+        """The files still waiting for their first stage: to the workers where they run, else
+        filtered here (a cached run where few files changed starts no worker for them); then
+        every batch settled."""
+        if self._unfiltered and self._pool is not None and not self._pool_broken:
+            while self._unfiltered:
+                batch = self._unfiltered[:FIRST_STAGE_BATCH]
+                del self._unfiltered[:FIRST_STAGE_BATCH]
+                self._hand_over_batch(batch, total)
+        else:
+            batch, self._unfiltered = self._unfiltered, []
+            self._filter_here(batch, total)
+        self._settle_batches(total, wait=True)
 
-    def _filter_here(self, batch: list[int]) -> list[int]:
-        """Run the first stage of the batch's files here; the slots of those that pass."""
-        passing = []
+    def _settle_batches(self, total: int, wait: bool) -> None:
+        """Take the verdicts of the batches done (with `wait`, of all of them, as they come):
+        a file ruled out is settled, one that passes is handed over. A batch whose worker
+        died is filtered here."""
+        if not self._batches:
+            return
+        from concurrent.futures import CancelledError, as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
+        done = as_completed(list(self._batches)) if wait else [f for f in self._batches if f.done()]
+        for future in done:
+            batch = self._batches.pop(future)
+            try:
+                verdicts = future.result()
+            except (BrokenProcessPool, CancelledError):
+                self._pool_broken = True
+                self._filter_here(batch, total)
+                continue
+            for i, verdict in zip(batch, verdicts, strict=True):
+                slot = self._slots[i]
+                assert isinstance(slot, _Pending)
+                self._settle(i, self._filtered(slot._replace(unfiltered=False), *verdict), total)
+
+    def _filter_here(self, batch: list[int], total: int) -> None:
+        """Run the first stage of the batch's files here, and settle them."""
         for i in batch:
             slot = self._slots[i]
             assert isinstance(slot, _Pending)
-            slot = self._slots[i] = self._first_stage(slot._replace(unfiltered=False))
-            if isinstance(slot, FileResult):
-                self.stats.parsed -= 1
-                self.stats.filtered_out += 1
-            else:
-                passing.append(i)
-        return passing
+            self._settle(i, self._first_stage(slot._replace(unfiltered=False)), total)
+
+    def _settle(self, index: int, slot: FileResult | _Pending, total: int) -> None:
+        """A file's slot once its first stage has run: its result, or the file, handed over."""
+        self._slots[index] = slot
+        if isinstance(slot, FileResult):
+            self.stats.filtered_out += 1
+        else:
+            self.stats.parsed += 1
+            self._python += 1
+            self._hand_over(index, total)
 
     def _first_stage(self, pending: _Pending) -> FileResult | _Pending:
+        """The first stage, here."""
+        return self._filtered(pending, *_passes_first_stage(pending, self.index))
+
+    def _filtered(
+        self, pending: _Pending, passes: bool, read: tuple[Dependency, ...]
+    ) -> FileResult | _Pending:
         """The file's result where the first stage rules out a finding (remembered in the
-        cache), else the file, for the engine."""
-        assert pending.raw is not None and pending.stat is not None
-        passes, read = _passes_first_stage(pending, self.index)
+        cache, with the project files its verdict read), else the file, for the engine."""
         if passes:
             return pending
+        assert pending.raw is not None and pending.stat is not None
         if self.cache is not None:
             self.cache.store(
                 pending.path,
@@ -313,23 +354,17 @@ class Run:
     def _finish(self, index: int, pending: _Pending) -> tuple[_Pending, FileResult]:
         """The file's result, and the file as it was checked (the bytes read again from disk
         where a worker died on it: such a result is not remembered)."""
-        batched, future = self._batched.get(index), self._futures.get(index)
-        if batched is not None or future is not None:
+        future = self._futures.get(index)
+        if future is not None:
             from concurrent.futures import CancelledError
             from concurrent.futures.process import BrokenProcessPool
 
             try:
-                if batched is not None:
-                    return pending, batched[0].result()[batched[1]]
-                assert future is not None
                 return pending, future.result()
             except (BrokenProcessPool, CancelledError):
-                if batched is None:
-                    # A worker died (killed, out of memory), maybe after writing this very
-                    # file: check it again here, from what is on disk now.
-                    pending = pending._replace(raw=None, stat=None)
-                # A batch wrote nothing (there are none under --fix): its files are checked
-                # here from the bytes the worker was given, the first stage first.
+                # A worker died (killed, out of memory), maybe after writing this very file:
+                # check it again here, from what is on disk now.
+                pending = pending._replace(raw=None, stat=None)
         self.index()  # one for all the files checked in this process
         return pending, _check_pending(pending, self.mode, self.verbose)
 
@@ -358,10 +393,6 @@ _run_index: ProjectIndex | None = None
 
 
 def _check_pending(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
-    if pending.unfiltered and pending.raw is not None:
-        passes, read = _passes_first_stage(pending, _index)
-        if not passes:  # the run counts it as filtered out, and remembers what it read
-            return FileResult(pending.path, screened_out=True, depends_on=read)
     return check_file(pending.path, pending.settings, mode, verbose, pending.raw, _run_index)
 
 
@@ -370,9 +401,11 @@ def _index() -> ProjectIndex:
     return _run_index
 
 
-def _passes_first_stage(
-    pending: _Pending, index: Callable[[], ProjectIndex]
-) -> tuple[bool, tuple[Dependency, ...]]:
+# Whether a file passes the first stage, and the project files its verdict read.
+Verdict = tuple[bool, tuple[Dependency, ...]]
+
+
+def _passes_first_stage(pending: _Pending, index: Callable[[], ProjectIndex]) -> Verdict:
     """Whether the file passes the first stage of the pre-filter, and the project files its
     verdict read (the cache's dependencies for a file it rules out)."""
     assert pending.raw is not None
@@ -386,9 +419,10 @@ def _passes_first_stage(
     return passes, (asked[0].dependencies() if asked and not passes else ())
 
 
-def _filter_in_worker(pendings: list[_Pending], mode: Mode, verbose: bool) -> list[FileResult]:
-    """A batch of files whose first stage is still to run, each checked as a task is."""
-    return [_check_in_worker(pending, mode, verbose) for pending in pendings]
+def _first_stage_in_worker(pendings: list[_Pending]) -> list[Verdict]:
+    """The first stage of a batch of files, in a worker. It writes nothing: a worker that dies
+    in it costs its batch's first stages, run again in the main process."""
+    return [_passes_first_stage(pending, _index) for pending in pendings]
 
 
 def _shut_down(pool: ProcessPoolExecutor) -> None:
