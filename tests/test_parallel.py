@@ -299,8 +299,8 @@ _PASSES_FIRST_STAGE = runner._passes_first_stage
 
 
 def _dying_in_a_first_stage(pending, index):  # type: ignore[no-untyped-def]
-    """_passes_first_stage, but a worker handed z050.py dies (its batch with it)."""
-    if pending.path.endswith("z050.py") and os.getpid() != _MAIN_PID:
+    """_passes_first_stage, but a worker handed t00.py dies (its batch with it)."""
+    if pending.path.endswith("t00.py") and os.getpid() != _MAIN_PID:
         os._exit(1)
     return _PASSES_FIRST_STAGE(pending, index)
 
@@ -310,7 +310,9 @@ def test_a_worker_dying_in_a_first_stage_batch_costs_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     """A batch writes nothing: its files' first stage runs again here, and each file is
-    counted and fixed as in a run where no worker died."""
+    counted and fixed as in a run where no worker died. (The sessions come last, in a batch
+    of their own, the one that dies: no check of theirs can be under way in a worker that
+    the pool ends, its fix written but its report lost.)"""
     bare = [tmp_path / f"t{index:02d}.py" for index in range(10)]
     plain = [tmp_path / f"z{index:03d}.py" for index in range(runner.FIRST_STAGE_IN_WORKERS)]
     for path in bare:
