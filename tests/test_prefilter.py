@@ -7,7 +7,6 @@ import ast
 import contextlib
 import json
 import re
-import warnings
 from pathlib import Path
 
 import hypothesmith
@@ -394,6 +393,7 @@ if ee: import ff
 """
 
 
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")  # `1()` in the programs hypothesmith makes
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_grammar())
 @example(program=NESTED_IMPORTS)
@@ -404,9 +404,7 @@ def test_the_imports_of_a_tree_are_found_in_the_walks_order_visiting_only_statem
     in the order a walk of every node finds them (the project walk's dependencies, and the
     first import that reaches TensorFlow, follow that order)."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SyntaxWarning)  # `1()` in a generated program
-            tree = ast.parse(program)
+        tree = ast.parse(program)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     assert list(module_summary.imports_in_tree(tree)) == _imports_by_walking(tree)
