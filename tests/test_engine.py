@@ -18,6 +18,7 @@ from tests.test_walk import SOURCES
 from tfmemlint.checking import engine
 from tfmemlint.configuration.settings import Settings
 from tfmemlint.reading import cst_parse
+from tfmemlint.reading.source import parse_python
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.running import fix_loop, reparse
 
@@ -51,8 +52,36 @@ def test_a_paused_collector_stays_paused() -> None:
     try:
         engine.lint_text("a.py", SESSION, Settings.default(ALL_RULES))
         assert not gc.isenabled()
+        parse_python(SESSION)
+        assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_cpythons_parse_runs_with_the_collector_paused() -> None:
+    """The pre-filter's screens and the project index parse with CPython outside any file's
+    check: the collector must not walk the new tree's objects while they come, and must be
+    back after, a syntax error included."""
+    large = "".join(f"def f{i}(a, b):\n    return [a, {{b: (a, b)}}, f{i}]\n" for i in range(3000))
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        parse_python(large)
+        assert collections == []
+        assert gc.isenabled()
+        with pytest.raises(SyntaxError):
+            parse_python(large + "def (")
+        assert collections == []
+        assert gc.isenabled()
+        gc.collect()
+        assert collections  # the callback does see a collection where one runs
+    finally:
+        gc.callbacks.remove(count)
 
 
 # libcst's own node check rejects this valid line (LibCST#1061); the unchecked parse accepts it.

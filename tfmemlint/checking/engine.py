@@ -23,10 +23,15 @@ from tfmemlint.model import FILE, Edit, Finding, Fix, Layout, Location, Rule
 from tfmemlint.project.index import FileResolver
 from tfmemlint.project.names import ModuleNames, Scope
 from tfmemlint.reading import masking, positions, recovery
-from tfmemlint.reading.cst_parse import deep_recursion, parse, without_cycle_collection
+from tfmemlint.reading.cst_parse import deep_recursion, parse
 from tfmemlint.reading.indentation import IndentationViewError, Python2Indentation
 from tfmemlint.reading.recovery import Recovery
-from tfmemlint.reading.source import LineIndex, minimal_change, parse_python
+from tfmemlint.reading.source import (
+    LineIndex,
+    minimal_change,
+    parse_python,
+    without_cycle_collection,
+)
 from tfmemlint.rules import FAMILIES, tensorflow_api
 from tfmemlint.rules.family import RuleFamily, load
 from tfmemlint.rules.file_errors import PYTHON2_SYNTAX, SYNTAX_ERROR

@@ -9,36 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from typing import ParamSpec, TypeVar
+from collections.abc import Iterator
+from typing import TypeVar
 
 import libcst as cst
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
 _Node = TypeVar("_Node", bound=cst.CSTNode)
-
-
-def without_cycle_collection(function: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Run `function` with Python's cycle collector paused. A parse allocates a million
-    objects that live until the file is done, and the collector would walk them again and again
-    (a sixth of a check). What the name table leaves in cycles goes at the first collection
-    after the file, which comes at once: the collector resumes before anything else runs."""
-
-    @functools.wraps(function)
-    def paused(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        if not gc.isenabled():
-            return function(*args, **kwargs)
-        try:
-            gc.disable()
-            return function(*args, **kwargs)
-        finally:
-            gc.enable()
-
-    return paused
 
 
 def parse(text: str) -> cst.Module:

@@ -21,8 +21,8 @@ from tfmemlint.fixing.safety import UnsafeFixError
 from tfmemlint.model import FILE, Finding, Layout
 from tfmemlint.project.index import FileResolver
 from tfmemlint.reading import masking
-from tfmemlint.reading.cst_parse import without_cycle_collection
 from tfmemlint.reading.indentation import IndentationViewError, Python2Indentation
+from tfmemlint.reading.source import without_cycle_collection
 from tfmemlint.rules.family import load
 from tfmemlint.running.reparse import reparse
 
