@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import run_cli
 from tfmemlint.checking.prefilter import first_stage
 from tfmemlint.configuration.settings import select_rules
+from tfmemlint.project import index as index_module
 from tfmemlint.project.index import FileResolver
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.running.file_check import new_project_index
@@ -203,6 +204,32 @@ def test_the_index_reads_only_what_it_needs(tmp_path: Path) -> None:
     assert resolver.resolve({"numpy.zeros"}) == {"numpy.zeros"}
     assert [os.path.basename(d.path) for d in resolver.dependencies()] == ["compat.py"]
     assert resolver.reaches_tensorflow((root / "use.py").read_bytes())
+
+
+@pytest.mark.parametrize("tensorflow_in", [None, "m005.py", "m250.py"])
+def test_a_programs_walk_reads_no_imports_it_has_no_room_for(
+    tmp_path: Path, tensorflow_in: str | None
+) -> None:
+    """The walk from a program through the project stops adding modules at PROGRAM_MODULES:
+    the imports of the modules it then still looks at are never read, and its answer (and the
+    cached result) depends on them no more."""
+    files = {
+        "run.py": "import pkg.hub\n\nif __name__ == '__main__':\n    pkg.hub.main()\n",
+        "pkg/__init__.py": "",
+        "pkg/hub.py": "from . import early_gone\n"
+        + "".join(f"from . import m{i:03}\n" for i in range(260)),
+        **{f"pkg/m{i:03}.py": "from . import late_gone\n" for i in range(260)},
+    }
+    if tensorflow_in is not None:
+        files[f"pkg/{tensorflow_in}"] = "import tensorflow as tf\n"
+    root = project(tmp_path / "repo", files)
+    assert index_module.PROGRAM_MODULES < 260
+    resolver = new_project_index(None).resolver(str(root / "run.py"))
+    found = resolver.imports_words((root / "run.py").read_bytes(), (b"tensorflow",))
+    assert found == (str(root / "pkg" / "m005.py") if tensorflow_in == "m005.py" else None)
+    read = {os.path.basename(d.path) for d in resolver.dependencies()}
+    assert "early_gone.py" in read  # the hub's own imports had room
+    assert "late_gone.py" not in read
 
 
 @pytest.mark.parametrize(

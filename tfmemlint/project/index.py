@@ -662,13 +662,17 @@ class FileResolver:
     def _imported_in_turn(self, first: list[str]) -> Iterator[str]:
         """`first`, then the project modules they import, level by level, each once and
         PROGRAM_MODULES at most: the modules a program may run, nearest first. A module's
-        imports are read only once the caller has looked at it."""
+        imports are read only once the caller has looked at it, and only while there is room
+        for them: nothing they name could be added after that, nor could the answer depend on
+        them."""
         seen = set(first)
         level = first
         while level:
             below: list[str] = []
             for path in level:
                 yield path
+                if len(seen) >= PROGRAM_MODULES:
+                    continue
                 for module in self.imports_of(path):
                     if module not in seen and len(seen) < PROGRAM_MODULES:
                         seen.add(module)
