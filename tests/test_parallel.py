@@ -361,6 +361,36 @@ def test_the_bytes_of_a_file_ruled_out_are_not_kept(tmp_path: Path) -> None:
     assert len(list(run)) == len(items)
 
 
+@pytest.mark.parametrize("jobs", [1, 2])  # the first stage here; in the workers
+def test_the_check_asks_no_word_the_first_stage_searched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """The second stage, where the file is checked, asks about the words the first stage
+    searched (in a worker's batch, or here before other files): a file handed over carries
+    what it found, and the check takes that as what the bytes hold."""
+    make_tree(tmp_path, runner.FIRST_STAGE_IN_WORKERS + 30)
+    items = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    run = runner.Run(items, Settings.default(ALL_RULES), "check", jobs=jobs)
+    handed_over = [s for s in run._slots if isinstance(s, runner._Pending)]
+    assert handed_over and all(s.raw is not None and s.words for s in handed_over)
+    for slot in handed_over:
+        assert slot.words is not None and slot.words[b"Session"] is True
+        assert all((word in slot.raw) == found for word, found in slot.words.items())
+    assert sum(len(r.findings) for r in run) == len(handed_over)
+    # Here, where the files are checked with one process: each check starts from those words.
+    seeded: list[bytes] = []
+    searched_already = runner.searched_already
+
+    def recording(raw: bytes, found: dict[bytes, bool]) -> None:
+        seeded.append(raw)
+        searched_already(raw, found)
+
+    monkeypatch.setattr(runner, "searched_already", recording)
+    again = runner.Run(items, Settings.default(ALL_RULES), "check", jobs=1)
+    assert sum(len(r.findings) for r in again) == len(handed_over)
+    assert sorted(seeded) == sorted(s.raw for s in handed_over if s.raw is not None)
+
+
 def _fixing_then_dying_worker(pending, mode, verbose):  # type: ignore[no-untyped-def]
     """_check_pending, but a worker handed t05.py dies right after it wrote the fix."""
     result = _CHECK_PENDING(pending, mode, verbose)

@@ -339,6 +339,21 @@ def test_a_remembered_search_answers_as_the_search_does(
         assert family.holds(texts[which], word) == (word in texts[which])
 
 
+def test_words_searched_elsewhere_answer_for_the_same_bytes() -> None:
+    """What the first stage found in a file's bytes (in a worker, or before other files were
+    searched) is what `holds` answers for those bytes where the file is checked: even a wrong
+    answer, which shows that it searches no more."""
+    raw = b"import tensorflow as tf\nsess = tf.Session()\n"
+    assert family.holds(raw, b"Session")
+    assert family.words_searched(raw)[b"Session"] is True
+    copy = bytes(bytearray(raw))
+    assert family.words_searched(copy) == {}  # equal bytes, another object: not searched yet
+    family.searched_already(copy, {b"Session": False})
+    assert not family.holds(copy, b"Session")
+    assert family.holds(copy, b"tensorflow")  # a word it was not given is searched
+    assert family.words_searched(copy) == {b"Session": False, b"tensorflow": True}
+
+
 def _imports_by_walking(tree: ast.Module) -> list[str]:
     """`imports_in_tree` as it was: every node of the tree visited."""
     found = []

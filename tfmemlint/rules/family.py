@@ -127,6 +127,20 @@ def holds(raw: bytes, word: bytes) -> bool:
     return found
 
 
+def words_searched(raw: bytes) -> dict[bytes, bool]:
+    """What `holds` has found of each word in `raw` so far; empty where it last searched other
+    bytes."""
+    searched = _searched
+    return dict(searched[1]) if searched[0] is raw else {}
+
+
+def searched_already(raw: bytes, found: dict[bytes, bool]) -> None:
+    """Let `holds` take `found` (`words_searched` of the same bytes, in another process or
+    before other bytes were searched) as what `raw` holds."""
+    global _searched
+    _searched = (raw, dict(found))
+
+
 def holds_any(raw: bytes, words: Iterable[bytes]) -> bool:
     """Whether `raw` holds one of the words (see `holds`)."""
     return any(holds(raw, word) for word in words)

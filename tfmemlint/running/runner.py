@@ -19,6 +19,7 @@ from tfmemlint.configuration.settings import Settings
 from tfmemlint.model import Dependency, FileResult
 from tfmemlint.reading.launch import kind_of
 from tfmemlint.reading.source import SourceError, SourceText
+from tfmemlint.rules.family import searched_already, words_searched
 from tfmemlint.rules.file_errors import READ_ERROR
 from tfmemlint.running.file_check import Mode, check_file, diagnostic, new_project_index, read_file
 
@@ -81,6 +82,9 @@ class _Pending(NamedTuple):
     launch: bool = False
     # The pre-filter's first stage is still to run: a worker runs it, in a batch.
     unfiltered: bool = False
+    # What the first stage found of each word it searched in `raw`: the second stage, in the
+    # process that checks the file, asks about the same words.
+    words: dict[bytes, bool] | None = None
 
 
 class Run:
@@ -232,7 +236,7 @@ class Run:
             for i, verdict in zip(batch, verdicts, strict=True):
                 slot = self._slots[i]
                 assert isinstance(slot, _Pending)
-                self._settle(i, self._filtered(slot._replace(unfiltered=False), *verdict), total)
+                self._settle(i, self._filtered(slot._replace(unfiltered=False), verdict), total)
 
     def _filter_here(self, batch: list[int], total: int) -> None:
         """Run the first stage of the batch's files here, and settle them."""
@@ -253,15 +257,13 @@ class Run:
 
     def _first_stage(self, pending: _Pending) -> FileResult | _Pending:
         """The first stage, here."""
-        return self._filtered(pending, *_passes_first_stage(pending, self.index))
+        return self._filtered(pending, _passes_first_stage(pending, self.index))
 
-    def _filtered(
-        self, pending: _Pending, passes: bool, read: tuple[Dependency, ...]
-    ) -> FileResult | _Pending:
+    def _filtered(self, pending: _Pending, verdict: Verdict) -> FileResult | _Pending:
         """The file's result where the first stage rules out a finding (remembered in the
         cache, with the project files its verdict read), else the file, for the engine."""
-        if passes:
-            return pending
+        if verdict.passes:
+            return pending._replace(words=verdict.words)
         assert pending.raw is not None and pending.stat is not None
         if self.cache is not None:
             self.cache.store(
@@ -271,7 +273,7 @@ class Run:
                 pending.raw,
                 [],
                 pending.read_ns,
-                read,
+                verdict.read,
             )
         return FileResult(pending.path)
 
@@ -393,6 +395,8 @@ _run_index: ProjectIndex | None = None
 
 
 def _check_pending(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
+    if pending.raw is not None and pending.words:
+        searched_already(pending.raw, pending.words)
     return check_file(pending.path, pending.settings, mode, verbose, pending.raw, _run_index)
 
 
@@ -401,13 +405,18 @@ def _index() -> ProjectIndex:
     return _run_index
 
 
-# Whether a file passes the first stage, and the project files its verdict read.
-Verdict = tuple[bool, tuple[Dependency, ...]]
+class Verdict(NamedTuple):
+    """The first stage's verdict on a file."""
+
+    passes: bool
+    # The project files the verdict read: the cache's dependencies for a file ruled out.
+    read: tuple[Dependency, ...] = ()
+    # What it found of each word it searched, for a file that passes.
+    words: dict[bytes, bool] | None = None
 
 
 def _passes_first_stage(pending: _Pending, index: Callable[[], ProjectIndex]) -> Verdict:
-    """Whether the file passes the first stage of the pre-filter, and the project files its
-    verdict read (the cache's dependencies for a file it rules out)."""
+    """The first stage's verdict on the file."""
     assert pending.raw is not None
     asked: list[FileResolver] = []
 
@@ -415,8 +424,9 @@ def _passes_first_stage(pending: _Pending, index: Callable[[], ProjectIndex]) ->
         asked.append(index().resolver(pending.path))
         return asked[0]
 
-    passes = bool(first_stage(pending.raw, pending.settings.selected, resolver))
-    return passes, (asked[0].dependencies() if asked and not passes else ())
+    if first_stage(pending.raw, pending.settings.selected, resolver):
+        return Verdict(True, words=words_searched(pending.raw))
+    return Verdict(False, asked[0].dependencies() if asked else ())
 
 
 def _first_stage_in_worker(pendings: list[_Pending]) -> list[Verdict]:
