@@ -230,6 +230,13 @@ def test_a_programs_walk_reads_no_imports_it_has_no_room_for(
     read = {os.path.basename(d.path) for d in resolver.dependencies()}
     assert "early_gone.py" in read  # the hub's own imports had room
     assert "late_gone.py" not in read
+    # Each module the walk looks at stays a dependency, also where the answer is only which
+    # modules it reaches: were one gone, a module after it would have its room.
+    walker = new_project_index(None).resolver(str(root / "run.py"))
+    assert not walker.leads_to(str(root / "pkg" / "hub.py"), {str(root / "pkg" / "m250.py")})
+    walked = {os.path.basename(p) for p in walker.program_modules(str(root / "pkg" / "hub.py"))}
+    assert len(walked) == index_module.PROGRAM_MODULES
+    assert walked <= {os.path.basename(d.path) for d in walker.dependencies()}
 
 
 @pytest.mark.parametrize(

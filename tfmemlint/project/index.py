@@ -663,8 +663,8 @@ class FileResolver:
         """`first`, then the project modules they import, level by level, each once and
         PROGRAM_MODULES at most: the modules a program may run, nearest first. A module's
         imports are read only once the caller has looked at it, and only while there is room
-        for them: nothing they name could be added after that, nor could the answer depend on
-        them."""
+        for them: nothing they name could be added after that. Every module yielded is a
+        dependency all the same: were it gone, the modules after it would have its room."""
         seen = set(first)
         level = first
         while level:
@@ -672,6 +672,7 @@ class FileResolver:
             for path in level:
                 yield path
                 if len(seen) >= PROGRAM_MODULES:
+                    self.read |= self.index.files.read(path)[1]
                     continue
                 for module in self.imports_of(path):
                     if module not in seen and len(seen) < PROGRAM_MODULES:
