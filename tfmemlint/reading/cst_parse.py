@@ -1,6 +1,7 @@
 """libcst's parse, made quick and safe for deep code: without the check every node constructor
-runs, with room on the stack and in the recursion limit for deeply nested code, and with the
-cycle collector paused while a file's million nodes live.
+runs, and with room on the stack and in the recursion limit for deeply nested code. (Its
+callers pause the cycle collector while a file's million nodes live: `source`'s
+`without_cycle_collection`.)
 
 Only what passes the pre-filter reaches here: importing this module imports libcst.
 """
