@@ -411,9 +411,7 @@ def prefilter_verdict(
         if notebook or not _imports_tensorflow_itself(raw):
             route = _through_the_project(raw, selected, resolver, notebook)
         else:  # only JAX through the project can add to what it was judged with
-            project = resolver()
-            reaches = project is not None and project.imports_project_modules(raw)
-            route = _jax_through_project(raw, selected, resolver, notebook) if reaches else ""
+            route = _jax_through_project(raw, selected, resolver, notebook)
         if route == "program" or (
             route == "project" and code_may_have_findings(raw, selected, True, screened)
         ):

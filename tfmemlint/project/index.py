@@ -637,13 +637,6 @@ class FileResolver:
         first (PROGRAM_MODULES of them at most): what may run once the program imports it."""
         return self._imported_in_turn([path])
 
-    def imports_project_modules(self, raw: bytes) -> bool:
-        """Whether the file's own imports, beyond TensorFlow's packages, name a project
-        module: where `imports_words` has somewhere to start."""
-        found, read = self.index.imported_modules(self.importer, raw, beyond_tensorflow=True)
-        self.read |= read
-        return bool(found)
-
     def imports_words(self, raw: bytes, words: tuple[bytes, ...]) -> str | None:
         """The nearest project module that this file imports, itself or through the project
         modules it imports (PROGRAM_MODULES of them at most, at any depth), that imports a
