@@ -181,13 +181,18 @@ class Run:
                 return
             self.stats.workers = self._jobs
             self._pool = _start_pool(self._jobs, self._config_root)
-        if len(self._unfiltered) < FIRST_STAGE_BATCH:
-            return
-        while len(self._unfiltered) >= FIRST_STAGE_BATCH:
+        if len(self._unfiltered) >= FIRST_STAGE_BATCH:
+            self._hand_over_waiting(total, whole_batches=True)
+            self._settle_batches(total, wait=False)  # once a batch: what the workers have done
+
+    def _hand_over_waiting(self, total: int, whole_batches: bool) -> None:
+        """The files waiting for their first stage, FIRST_STAGE_BATCH a task (with
+        `whole_batches`, a smaller rest keeps waiting)."""
+        smallest = FIRST_STAGE_BATCH if whole_batches else 1
+        while len(self._unfiltered) >= smallest:
             batch = self._unfiltered[:FIRST_STAGE_BATCH]
             del self._unfiltered[:FIRST_STAGE_BATCH]
             self._hand_over_batch(batch, total)
-        self._settle_batches(total, wait=False)  # once a batch: what the workers have done
 
     def _hand_over_batch(self, batch: list[int], total: int) -> None:
         if self._pool is not None and not self._pool_broken:
@@ -205,11 +210,8 @@ class Run:
         """The files still waiting for their first stage: to the workers where they run, else
         filtered here (a cached run where few files changed starts no worker for them); then
         every batch settled."""
-        if self._unfiltered and self._pool is not None and not self._pool_broken:
-            while self._unfiltered:
-                batch = self._unfiltered[:FIRST_STAGE_BATCH]
-                del self._unfiltered[:FIRST_STAGE_BATCH]
-                self._hand_over_batch(batch, total)
+        if self._pool is not None and not self._pool_broken:
+            self._hand_over_waiting(total, whole_batches=False)
         else:
             batch, self._unfiltered = self._unfiltered, []
             self._filter_here(batch, total)
