@@ -114,3 +114,51 @@ def test_the_walk_skips_fields_that_hold_only_layout() -> None:
     # declared a bare Sequence, which admits anything.
     assert "asynchronous" in _walked_fields(cst.FunctionDef)
     assert _only_layout(Sequence[cst.Comma]) and not _only_layout(Sequence)
+
+
+class _LibcstCalls(cst.CSTVisitor):
+    """TFM205's calls in order, as libcst's own walk finds them."""
+
+    def __init__(self) -> None:
+        self.found: list[cst.Call] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.found.append(original_node)
+
+
+def test_the_program_walk_finds_calls_as_libcst_would_without_rebuilding_a_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """TFM205's walk takes the calls of each statement in the order they complete, none inside
+    a lambda. It reads the tree: libcst's walk would rebuild every node it passes, and the
+    calls it finds are the same objects, in the same order."""
+    from tfmemlint.rules.unconfigured_program.walk import _calls_in_order
+
+    module = cst.parse_module(
+        EXTRA + "g(h(1), k=j(2))(3)\nsort(key=lambda v: v.size(), x=[f(y) for y in z()])\n"
+    )
+    statements = [
+        *module.body,
+        *(s for c in module.body if isinstance(c.body, cst.IndentedBlock) for s in c.body.body),
+    ]
+    expected = []
+    for statement in statements:
+        libcsts = _LibcstCalls()
+        statement.visit(libcsts)
+        expected.append([id(call) for call in libcsts.found])
+    assert sum(map(len, expected)) > 10
+
+    rebuilt: list[str] = []  # libcst's walk visits (and rebuilds) each node through this
+    visit = cst.CSTNode.visit
+
+    def counting(self: cst.CSTNode, visitor: cst.CSTVisitor) -> cst.CSTNode:
+        rebuilt.append(type(self).__name__)
+        return visit(self, visitor)
+
+    monkeypatch.setattr(cst.CSTNode, "visit", counting)
+    found = [[id(call) for call in _calls_in_order(statement)] for statement in statements]
+    assert found == expected
+    assert rebuilt == []

@@ -16,6 +16,7 @@ import libcst as cst
 from tfmemlint.project.index import FileResolver
 from tfmemlint.project.module_summary import member
 from tfmemlint.project.names import CallSite, ModuleNames, Scope, dotted_name
+from tfmemlint.reading.cst_walk import walk
 from tfmemlint.rules import literals, starters
 from tfmemlint.rules.backends import KERAS_IMPORTERS
 from tfmemlint.rules.entry_points import Handler, is_main_guard, runner, trains
@@ -739,17 +740,21 @@ def _parts(node: cst.CSTNode) -> list[cst.CSTNode]:
 def _calls_in_order(node: cst.CSTNode) -> list[cst.Call]:
     """The calls in an expression or small statement in the order they complete: arguments
     before the call. Not those in a lambda, which runs later if at all."""
-    found: list[cst.Call] = []
+    calls = _CallsInOrder()
+    walk(node, calls)  # libcst's own walk would rebuild every node it passes
+    return calls.found
 
-    class Calls(cst.CSTVisitor):
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
 
-        def leave_Call(self, original_node: cst.Call) -> None:
-            found.append(original_node)
+class _CallsInOrder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Call] = []
 
-    node.visit(Calls())
-    return found
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.found.append(original_node)
 
 
 def _hands_functions_over(ctx: FileContext, site: CallSite) -> bool:
