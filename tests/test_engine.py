@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from tests.test_walk import SOURCES
 from tfmemlint.checking import engine
 from tfmemlint.configuration.settings import Settings
+from tfmemlint.model import FILE
 from tfmemlint.reading import cst_parse
 from tfmemlint.reading.source import parse_python
 from tfmemlint.rules import ALL_RULES
@@ -334,3 +335,29 @@ def test_any_change_gives_libcsts_own_tree_or_none(data: st.DataObject) -> None:
         return
     if after != before:
         _reparsed_as_a_whole(before, after)
+
+
+# -- what a finding that is not kept costs ---------------------------------------------------
+
+AT_MODULE_LEVEL = "import tensorflow as tf\n\nsess = tf.Session(config=options.session_config)\n"
+CONTINUED = "def run(opts):\n    return tf.Session(config=opts.\n                      config)\n"
+
+
+def test_a_finding_no_one_keeps_needs_no_position() -> None:
+    """TFM190, off by default, says why a config cannot be told: where it is not selected,
+    neither it nor the code its message quotes needs the whole module's codegen."""
+    default = Settings.default(ALL_RULES)
+    linted = engine.lint_masked("a.py", AT_MODULE_LEVEL, default, FILE)
+    assert linted.findings == []
+    assert linted.context.statement_extents() is None  # no positions were worked out
+    # Code continued inside brackets in a block is quoted from the module's positions.
+    both = f"{AT_MODULE_LEVEL}\n\n{CONTINUED}"
+    assert engine.lint_masked("a.py", both, default, FILE).findings == []
+
+    with_tfm190 = default._replace(selected=default.selected | {"TFM190"})
+    linted = engine.lint_masked("a.py", both, with_tfm190, FILE)
+    assert [(f.code, f.location.row) for f in linted.findings] == [("TFM190", 3), ("TFM190", 7)]
+    assert [f.message.split(": ", 1)[1] for f in linted.findings] == [
+        "its config `options.session_config` is not built here",
+        "its config `opts.\n                      config` is not built here",
+    ]

@@ -81,6 +81,52 @@ def test_without_libcsts_codegen_protocol_the_provider_serves(
     assert positions.measure(module)[:2] == fast
 
 
+class _Expressions(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.BaseExpression] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseExpression):
+            self.found.append(node)
+        return True
+
+
+def test_an_expressions_code_alone_is_its_text_in_the_module() -> None:
+    """A message may quote an expression before any rule needs positions: its own codegen
+    gives what the module's span of it holds, or nothing where it leans on its block's
+    indentation."""
+    alone = leaning = 0
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))  # libcst's codegen recurses per level
+    try:
+        for text in [EXTRA, *(p.read_bytes().decode("utf-8", "replace") for p in SOURCES)]:
+            try:
+                module = cst.parse_module(text)
+            except cst.ParserSyntaxError:
+                continue
+            spans, code = positions.measure(module)[:2]
+            expressions = _Expressions()
+            module.visit(expressions)
+            for node in expressions.found[::7]:  # a sample: every node is a codegen each
+                quoted = positions.code_alone(module, node)
+                if quoted is None:
+                    leaning += 1
+                    continue
+                start, end = spans[node]
+                assert quoted == code[start:end]
+                alone += 1
+    finally:
+        sys.setrecursionlimit(limit)
+    assert alone > 10_000 and leaning > 10
+
+
+def test_an_expression_continued_in_a_block_is_quoted_from_the_module() -> None:
+    module = cst.parse_module("def run(opts):\n    return f(opts.\n             config)\n")
+    call = module.body[0].body.body[0].body[0].value  # type: ignore[attr-defined]
+    assert positions.code_alone(module, call.args[0].value) is None
+    assert positions.code_alone(module, call.func) == "f"
+
+
 @given(st.text(alphabet=st.sampled_from(list("ab \t\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029é"))))
 def test_line_starts_are_pythons_line_breaks(text: str) -> None:
     expected = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]

@@ -56,6 +56,7 @@ class FileContext:
         policy: Policy,
         layout: Layout = FILE,
         project: FileResolver | None = None,
+        reported: frozenset[str] | None = None,
     ) -> None:
         self.filename = filename
         self.text = text
@@ -66,6 +67,13 @@ class FileContext:
         self.names = ModuleNames(module, tensorflow_api, project)
         # Analyses that several rule families share, computed once per file on first use.
         self.cache: dict[str, object] = {}
+        # The codes whose findings are kept (None: every code).
+        self._reported = reported
+
+    def reports(self, rule: Rule) -> bool:
+        """Whether findings of `rule` are kept. A rule builds no finding that is not: its
+        position may cost a codegen of the whole module."""
+        return self._reported is None or rule.code in self._reported
 
     @cached_property
     def _positions(self) -> positions.Positions:
@@ -123,6 +131,12 @@ class FileContext:
         return self._positions.spans[node]
 
     def code(self, node: cst.CSTNode) -> str:
+        """The node's text. An expression's comes from its own codegen until a rule needs
+        positions: a message may quote one where no finding is kept."""
+        if "_positions" not in self.__dict__ and isinstance(node, cst.BaseExpression):
+            alone = positions.code_alone(self.module, node)
+            if alone is not None:
+                return alone
         start, end = self.span(node)
         return self.text[start:end]
 
@@ -300,6 +314,7 @@ def lint_masked(
             settings.policy,
             layout,
             project,
+            settings.selected,
         )
         findings = [
             finding

@@ -114,6 +114,33 @@ def measure(module: cst.Module) -> Positions:
     return Positions(*provider_spans(module), None)
 
 
+if CodegenState is not None:
+
+    class _NeedsIndentation(Exception):
+        """The node's code holds the indentation of the blocks around it: the code of the
+        node alone would leave it out."""
+
+    class _AloneState(_OffsetState):
+        def add_indent_tokens(self) -> None:
+            raise _NeedsIndentation
+
+
+def code_alone(module: cst.Module, node: cst.BaseExpression) -> str | None:
+    """The text of an expression's span (see `measure`), from its own codegen rather than the
+    module's: what the module's code holds there, wherever that code gives back the text.
+    None where the expression's code depends on the blocks around it (a line continued inside
+    brackets, indented as its block is), or libcst's codegen protocol changed."""
+    if CodegenState is None:
+        return None
+    state = _AloneState(module)
+    try:
+        node._codegen(state)
+    except (_NeedsIndentation, AttributeError, TypeError):
+        return None
+    start, end = state.spans[node]
+    return "".join(state.tokens)[start:end]
+
+
 def provider_spans(module: cst.Module) -> tuple[dict[cst.CSTNode, Span], str]:
     """The same through libcst's public PositionProvider: slower, and the yardstick."""
     from libcst.metadata import MetadataWrapper, PositionProvider

@@ -75,6 +75,8 @@ def _keras_session(ctx: FileContext, site: CallSite) -> Iterator[Finding]:
         inner = ctx.names.call_site(created)
         if inner is not None and entry_point(ctx, inner) is not None:
             return  # checked where it is created
+    if not ctx.reports(UNRESOLVED_CONFIG):
+        return
     label = dotted_name(site.node.func) or "set_session"
     message = (
         f"Cannot tell whether the session given to `{label}()` limits GPU memory: "
@@ -95,7 +97,8 @@ class SessionCheck(SessionConfig):
         if verdict.state is State.MISSING and (config is None or literals.is_none(config.value)):
             yield self._missing_config(config)
         elif verdict.state is State.UNKNOWN:
-            yield self._unresolved(verdict.reason)
+            if self.ctx.reports(UNRESOLVED_CONFIG):  # off by default
+                yield self._unresolved(verdict.reason)
         elif verdict.state is State.DISABLED:
             message = (
                 f"{self.label} gets a config that turns GPU memory limits off ({verdict.reason})"
