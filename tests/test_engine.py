@@ -89,6 +89,30 @@ def test_cpythons_parse_runs_with_the_collector_paused() -> None:
         gc.callbacks.remove(count)
 
 
+def test_a_checked_files_tree_goes_without_the_cycle_collector() -> None:
+    """Each binding of the name table points back at its scope: left as it is, the cycle kept
+    the scopes, and through them the whole tree, until the cycle collector walked every node.
+    Once a file is checked, nothing of its names is left for the collector to find."""
+    text = (
+        "import os\nimport tensorflow as tf\nfrom tensorflow.compat import v1\n\n\n"
+        "class Model:\n    size = 3\n\n    def build(self, config):\n"
+        "        return tf.Session(config=config)\n\n\n"
+        "def main(argv):\n    model = Model()\n    sess = model.build(v1.ConfigProto())\n"
+        "    return [x for x in argv if x]\n\n\n"
+        'if __name__ == "__main__":\n    main(os.environ)\n'
+    )
+    settings = Settings.default(ALL_RULES)
+    engine.lint_text("a.py", text, settings)  # every import done
+    gc.collect()
+    gc.disable()
+    try:
+        engine.lint_text("a.py", text, settings)
+        left_to_the_collector = gc.collect()
+    finally:
+        gc.enable()
+    assert left_to_the_collector < 50  # 339 before; ast.literal_eval's own closures are 11
+
+
 # libcst's own node check rejects this valid line (LibCST#1061); the unchecked parse accepts it.
 REJECTED_BY_THE_CHECK = "x = a if b else(lambda: c)\n"
 

@@ -230,9 +230,12 @@ def lint_text(
         first = recover_first or python2
         masked = mask(view.view).text
         linted = lint_masked(filename, masked, settings, layout, first, project, python2=python2)
+        linted.context.names.release()
         return from_view(filename, view, linted.findings, settings, layout)
     masked = mask(text).text
-    return lint_masked(filename, masked, settings, layout, recover_first, project).findings
+    linted = lint_masked(filename, masked, settings, layout, recover_first, project)
+    linted.context.names.release()
+    return linted.findings
 
 
 def mask(text: str) -> masking.Masked:

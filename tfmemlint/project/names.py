@@ -495,6 +495,14 @@ class ModuleNames(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(CallSite(node, self._scope, self._order, self._ancestry))
 
+    def release(self) -> None:
+        """Let the tree go the moment the file's check is done: each binding points back at
+        its scope, and that cycle would keep the scopes, and through them the whole tree,
+        until the cycle collector walks every node of it. The names answer nothing after."""
+        for scope in (self.module_scope, *self.scope_of_node.values()):
+            scope.bindings.clear()
+            scope.declarations.clear()
+
     # -- queries -----------------------------------------------------------------------------
     def module_body_imports(self) -> list[Binding]:
         """Every import made directly in the module body (not under `if` or `try`, which may

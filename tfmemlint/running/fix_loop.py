@@ -118,6 +118,7 @@ def _fix_masked(
             current, findings = new_text, []
             break
         tree = reparse(linted.context, new_text) if linted.parsed else None
+        linted.context.names.release()  # done with this round (the next tree shares its nodes)
         current = new_text
         try:  # a fix can bring a finding of its own (TFM401 on a later session): look again
             linted = lint_masked(
