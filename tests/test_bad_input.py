@@ -140,6 +140,24 @@ def test_a_file_libcst_cannot_reproduce_is_reported_and_left_alone(tmp_path: Pat
     assert path.read_bytes() == raw
 
 
+def test_a_file_libcst_cannot_reproduce_is_reported_where_a_finding_needs_its_place(
+    tmp_path: Path,
+) -> None:
+    """libcst drops a form feed that starts a line. A session whose config cannot be told is
+    TFM190, off by default: where it is not selected nothing needs a position, and nothing is
+    reported; where it is, the finding cannot be placed, and the file is TFM903."""
+    raw = b"import tensorflow as tf\n\n\x0cdef run(**kw):\n    return tf.Session(**kw)\n"
+    path = tmp_path / "form_feed.py"
+    path.write_bytes(raw)
+    quiet = run_cli("--no-cache", "--output-format", "concise", str(path))
+    assert quiet.returncode == 0 and "TFM" not in quiet.stdout
+    asked = run_cli(
+        "--no-cache", "--extend-select", "TFM190", "--output-format", "concise", str(path)
+    )
+    assert asked.returncode == 2 and "TFM903" in asked.stdout and "byte for byte" in asked.stdout
+    assert path.read_bytes() == raw
+
+
 @pytest.mark.parametrize("tail", [b"\n\n        ", b"\t \x0c", b"\n   \n"])
 def test_a_last_line_of_only_blanks_is_checked_and_fixed_with_its_blanks_kept(
     tail: bytes, tmp_path: Path

@@ -92,7 +92,9 @@ def test_cpythons_parse_runs_with_the_collector_paused() -> None:
 def test_a_checked_files_tree_goes_without_the_cycle_collector() -> None:
     """Each binding of the name table points back at its scope: left as it is, the cycle kept
     the scopes, and through them the whole tree, until the cycle collector walked every node.
-    Once a file is checked, nothing of its names is left for the collector to find."""
+    Once a file is checked, nothing of its names or its tree is left for the collector."""
+    from tfmemlint.project.names import Binding, Scope
+
     text = (
         "import os\nimport tensorflow as tf\nfrom tensorflow.compat import v1\n\n\n"
         "class Model:\n    size = 3\n\n    def build(self, config):\n"
@@ -105,12 +107,16 @@ def test_a_checked_files_tree_goes_without_the_cycle_collector() -> None:
     engine.lint_text("a.py", text, settings)  # every import done
     gc.collect()
     gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector finds stays in gc.garbage
     try:
         engine.lint_text("a.py", text, settings)
-        left_to_the_collector = gc.collect()
+        gc.collect()
+        found = [o for o in gc.garbage if isinstance(o, (Binding, Scope, cst.CSTNode))]
     finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
         gc.enable()
-    assert left_to_the_collector < 50  # 339 before; ast.literal_eval's own closures are 11
+    assert found == []  # 339 objects before, the tree's nodes among them
 
 
 # libcst's own node check rejects this valid line (LibCST#1061); the unchecked parse accepts it.

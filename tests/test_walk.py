@@ -162,3 +162,22 @@ def test_the_program_walk_finds_calls_as_libcst_would_without_rebuilding_a_node(
     found = [[id(call) for call in _calls_in_order(statement)] for statement in statements]
     assert found == expected
     assert rebuilt == []
+
+
+def test_the_program_walk_takes_code_that_libcsts_own_check_rejects() -> None:
+    """libcst's walk rebuilds each node, and its node check rejects a keyword followed by a
+    bracketed lambda (LibCST#1061): the program's walk failed there, and the file was reported
+    as an internal error. Reading the tree, it finds the program's start."""
+    from tests.conftest import lint_text
+    from tfmemlint.configuration.settings import Settings
+    from tfmemlint.rules import ALL_RULES
+
+    text = (
+        "import tensorflow as tf\n\n"
+        'if __name__ == "__main__":\n'
+        "    pick = f(1 if flag else(lambda: 2))\n"
+        "    tf.ones([1])\n"
+    )
+    findings = lint_text("a.py", text, Settings.default(ALL_RULES))
+    assert [(f.code, f.location.row) for f in findings] == [("TFM205", 1)]
+    assert "`tf.ones()` (line 5)" in findings[0].message
