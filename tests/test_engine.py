@@ -116,7 +116,7 @@ def test_a_checked_files_tree_goes_without_the_cycle_collector() -> None:
         gc.set_debug(0)
         gc.garbage.clear()
         gc.enable()
-    assert found == []  # 339 objects before, the tree's nodes among them
+    assert found == []  # before: the scopes, their bindings and the tree's nodes
 
 
 # libcst's own node check rejects this valid line (LibCST#1061); the unchecked parse accepts it.
