@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
-from tfmemlint.checking.prefilter import may_have_findings
+from tfmemlint.checking.prefilter import code_may_have_findings, may_have_findings
 from tfmemlint.configuration.settings import Policy, Settings, select_rules
 from tfmemlint.rules import ALL_RULES
 
@@ -472,6 +472,61 @@ def test_a_jax_word_inside_an_identifier_is_not_parsed_and_an_entry_through_such
     assert "views.py" not in done.stdout
     assert re.search(r"pre-filtered out +1 files", done.stderr), done.stderr
     assert re.search(r"parsed \([^)]*\) +2 files", done.stderr), done.stderr
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a printer's method named for the JAX code it prints (sympy)
+        "class Printer:\n    def _print_code(self, e):\n        return str(e)\n\n"
+        "    _jaxcode = _print_code\n",
+        # a flag, and JAX in a docstring and a string
+        'def use_jax(flag=False):\n    """Whether to use jax."""\n    return "jax" if flag else ""\n',
+        # an import of a module of the project's, named for JAX
+        "from models import net_jax\n\nnet_jax.run()\n",
+    ],
+)
+def test_a_module_whose_jax_words_are_no_import_nor_variable_is_set_aside_unparsed(
+    source: str,
+) -> None:
+    """Its JAX words let it through the first stage, but it imports neither JAX nor Keras and
+    sets no allocator variable: CPython's tree rules out every finding of the family, and
+    libcst never parses it."""
+    raw = source.encode()
+    assert may_have_findings(raw, JAX_FAMILY)
+    assert not code_may_have_findings(raw, JAX_FAMILY)
+    assert lint_text("t.py", source, Settings(selected=JAX_FAMILY)) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import jax.numpy as jnp\n",
+        "try:\n    from flax import linen\nexcept ImportError:\n    linen = None\n",
+        "def main():\n    import haiku as hk\n\n    return hk\n",
+        "import keras\n\nuse_jax = True\n",
+        'import os\n\nos.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # use_jax\n',
+        "%env XLA_PYTHON_CLIENT_PREALLOCATE=true\n",  # a notebook cell's line (TFM211 reads it)
+    ],
+)
+def test_the_second_stage_passes_a_module_that_imports_jax_or_keras_or_sets_a_variable(
+    source: str,
+) -> None:
+    assert code_may_have_findings(source.encode(), JAX_FAMILY)
+
+
+def test_an_entry_whose_jax_words_are_a_modules_name_is_still_followed_through_the_project(
+    tmp_path: Path,
+) -> None:
+    """The entry imports `net_jax`, a module of the project's: the second stage sets the entry
+    aside (it imports no JAX itself), and the pre-filter's walk through the project, which the
+    entry's words call for, finds JAX in that module: TFM208, as before."""
+    root = _project(
+        tmp_path, {"net_jax.py": PIPELINE, "train.py": ENTRY.replace("pipeline", "net_jax")}
+    )
+    for selection in ([], ["--select", "TFM208"]):
+        done = run_cli("--no-cache", "--isolated", *selection, str(root), cwd=root)
+        assert "train.py:1:1: TFM208" in done.stdout, done.stdout
 
 
 def test_jax_reached_through_a_project_module_is_reported_at_its_import(tmp_path: Path) -> None:

@@ -322,6 +322,27 @@ def test_a_file_whose_words_find_nothing_is_still_followed_through_the_project(
     assert expected in done.stdout, done.stdout
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a call in a local variable's annotation, which Python never evaluates
+        "import tensorflow as tf\n\n\ndef main():\n    x: tf.Session() = 1\n    return x\n",
+        # a GPUOptions of a module of the project's, in a file that never names TensorFlow
+        "from mylib import GPUOptions\n\nopts = GPUOptions(per_process_gpu_memory_fraction=1.5)\n",
+    ],
+)
+def test_a_jax_word_in_a_name_changes_no_finding_of_another_family(
+    tmp_path: Path, source: str
+) -> None:
+    """A word of JAX's in a name (`use_jax`) is no import of JAX and sets no variable of its
+    allocator: the file is judged as it is without it. Such a word once sent the file to
+    libcst, where the other families reported what their own words never let through."""
+    (tmp_path / "plain.py").write_text(source)
+    (tmp_path / "named.py").write_text(source + "use_jax = False\n")
+    done = run_cli("--no-cache", "--isolated", "--output-format", "json", str(tmp_path))
+    assert json.loads(done.stdout) == [], done.stdout
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(

@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING
 
 from tfmemlint.project.names import Binding
 from tfmemlint.rules.environment import EnvLine, EnvSetting, env_lines, env_settings
+from tfmemlint.rules.programs import KERAS_IMPORTERS
 
 if TYPE_CHECKING:
     from tfmemlint.checking.engine import FileContext
 
 KERAS_BACKEND = "KERAS_BACKEND"
 DEFAULT = "tensorflow"
-# The packages that import Keras when they are imported, and so read its backend then.
-KERAS_IMPORTERS = frozenset({"keras", "keras_hub", "keras_nlp", "keras_cv", "keras_tuner"})
 # How the backend was told, as the messages say it.
 SET_IN_A_FUNCTION = "set in a function"
 SET_IN_THE_MODULE = "set in the module"

@@ -142,4 +142,6 @@ JAX_MODULES = frozenset(
 )
 # JAX's, as the bytes of a module that imports one of them.
 JAX_WORDS = tuple(module.encode() for module in sorted(JAX_MODULES))
+# The packages that import Keras when they are imported, and so read its backend then.
+KERAS_IMPORTERS = frozenset({"keras", "keras_hub", "keras_nlp", "keras_cv", "keras_tuner"})
 TORCH_MODULES = frozenset({"torch", "torchvision", "torchaudio", "lightning", "pytorch_lightning"})

@@ -201,9 +201,9 @@ CONFIGURED_AFTER_START = Rule(
 # JAX's packages by name, and its variables. A Keras program that the configuration alone puts
 # on JAX (`keras-backend = "jax"`) names neither: it is parsed for TFM205, whose words are an
 # entry point's, and this family's checker runs on every file parsed.
-_VARIABLES_PREFIX = b"XLA_"
-_TRIGGERS = (b"jax", b"flax", b"haiku", b"equinox", b"objax", _VARIABLES_PREFIX)
-_MODULE_WORDS = b"(?:" + b"|".join(w for w in _TRIGGERS if w != _VARIABLES_PREFIX) + b")"
+VARIABLES_PREFIX = b"XLA_"
+_TRIGGERS = (b"jax", b"flax", b"haiku", b"equinox", b"objax", VARIABLES_PREFIX)
+_MODULE_WORDS = b"(?:" + b"|".join(w for w in _TRIGGERS if w != VARIABLES_PREFIX) + b")"
 # What the first stage cuts out: an identifier, from its start, up to a package's word right
 # after one of its letters or digits (Django's `ajax`, a printer's `mathjax`), or up to an
 # allocator variable's prefix inside it (TensorFlow's `TF_XLA_FLAGS`). An import of JAX and a
@@ -220,7 +220,7 @@ INSIDE_AN_IDENTIFIER = within_lines(
         + rb"))(?:\w*?[A-Za-z0-9]"
         + _MODULE_WORDS
         + rb"|\w+?"
-        + _VARIABLES_PREFIX
+        + VARIABLES_PREFIX
         + rb")"
     )
 )
@@ -230,6 +230,7 @@ FAMILY = RuleFamily(
     triggers=_TRIGGERS,
     checker="tfmemlint.rules.jax_allocator.check:check",
     through_project=False,  # the imports and settings it reads are the module's own
+    screen="tfmemlint.rules.jax_allocator.screen:may_find",  # a word inside another name
     settled_by_fixes="tfmemlint.rules.jax_allocator.check:settled_by_fixes",
     inert=INSIDE_AN_IDENTIFIER,
 )

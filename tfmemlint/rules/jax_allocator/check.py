@@ -13,7 +13,7 @@ from tfmemlint.model import Finding, Fix
 from tfmemlint.project.module_summary import imported_names
 from tfmemlint.project.names import Binding, CallSite
 from tfmemlint.rules import literals, starters
-from tfmemlint.rules.backends import KERAS_IMPORTERS, KerasBackend, keras_backend
+from tfmemlint.rules.backends import KerasBackend, keras_backend
 from tfmemlint.rules.branches import exclusive_branches
 from tfmemlint.rules.entry_points import entry_point, project_imports
 from tfmemlint.rules.environment import EnvSetting, env_lines, env_settings
@@ -23,7 +23,7 @@ from tfmemlint.rules.jax_allocator import (
     PREALLOCATION,
     SHARED_GPU_PREALLOCATION,
 )
-from tfmemlint.rules.programs import JAX_MODULES, JAX_WORDS, TORCH_MODULES
+from tfmemlint.rules.programs import JAX_MODULES, JAX_WORDS, KERAS_IMPORTERS, TORCH_MODULES
 from tfmemlint.rules.runtime import hides_all_gpus
 from tfmemlint.rules.variables import (
     JAX_ALLOCATOR,

@@ -18,11 +18,11 @@ from tfmemlint.project.module_summary import member
 from tfmemlint.project.names import CallSite, ModuleNames, Scope, dotted_name
 from tfmemlint.reading.cst_walk import walk
 from tfmemlint.rules import literals, starters
-from tfmemlint.rules.backends import KERAS_IMPORTERS
 from tfmemlint.rules.entry_points import Handler, is_main_guard, runner, trains
 from tfmemlint.rules.family import DEVICE_CONFIGURATION_WORDS, FORCE_GROWTH_WORD
 from tfmemlint.rules.process_settings import FORCE_GROWTH, VISIBLE_DEVICES, process_wide
 from tfmemlint.rules.programs import (
+    KERAS_IMPORTERS,
     KERAS_ONLY_METHODS,
     METHOD_RUNNERS,
     OTHER_MODEL_LIBRARIES,
