@@ -366,8 +366,9 @@ def test_a_test_module_that_sets_up_its_run_is_no_program(guard: str) -> None:
 
 # -- JAX through a project module ------------------------------------------------------------------
 def _project(tmp_path: Path, files: dict[str, str]) -> Path:
-    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git").mkdir(parents=True)
     for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(textwrap.dedent(text))
     return tmp_path
 
@@ -506,7 +507,6 @@ def test_a_module_whose_jax_words_are_no_import_nor_variable_is_set_aside_unpars
         "def main():\n    import haiku as hk\n\n    return hk\n",
         "import keras\n\nuse_jax = True\n",
         'import os\n\nos.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # use_jax\n',
-        "%env XLA_PYTHON_CLIENT_PREALLOCATE=true\n",  # a notebook cell's line (TFM211 reads it)
     ],
 )
 def test_the_second_stage_passes_a_module_that_imports_jax_or_keras_or_sets_a_variable(
@@ -527,6 +527,94 @@ def test_an_entry_whose_jax_words_are_a_modules_name_is_still_followed_through_t
     for selection in ([], ["--select", "TFM208"]):
         done = run_cli("--no-cache", "--isolated", *selection, str(root), cwd=root)
         assert "train.py:1:1: TFM208" in done.stdout, done.stdout
+
+
+NETMOD = "import jax\nimport tensorflow as tf\n\n\ndef run():\n    return jax.numpy.zeros(3)\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "found"),
+    [
+        # a script that runs at its module level, with no `__main__` guard
+        (
+            {
+                "netmod.py": NETMOD,
+                "train.py": "# Trains with jax.\nfrom netmod import run\n\nrun()\n",
+            },
+            "train.py:2:1: TFM208",
+        ),
+        # the module imported on a continued line
+        (
+            {
+                "pkg/__init__.py": "",
+                "pkg/netmod.py": NETMOD,
+                "train.py": '"""Trains the jax model."""\nfrom pkg import (\n    netmod,\n)\n\n'
+                + 'if __name__ == "__main__":\n    netmod.run()\n',
+            },
+            "train.py:2:1: TFM208",
+        ),
+        # a script entry of pyproject.toml
+        (
+            {
+                "pyproject.toml": '[project]\nname = "proj"\nversion = "0"\n\n'
+                '[project.scripts]\ntrain = "proj.train:main"\n',
+                "proj/__init__.py": "",
+                "proj/netmod.py": NETMOD,
+                "proj/train.py": '"""Trains the jax model."""\nfrom proj.netmod import run\n\n\n'
+                "def main():\n    run()\n",
+            },
+            f"{os.path.join('proj', 'train.py')}:2:1: TFM208",
+        ),
+    ],
+)
+def test_an_entry_whose_jax_words_are_no_import_is_walked_through_the_project_as_the_rule_walks(
+    tmp_path: Path, files: dict[str, str], found: str
+) -> None:
+    """Its JAX words are a comment's or a docstring's, and it reaches JAX through a project
+    module: the second stage walks each project module it imports, as the rule does, where
+    the pre-filter's own walk reads one import a line and only entries with a guard or a
+    runner."""
+    root = _project(tmp_path, files)
+    done = run_cli("--no-cache", "--isolated", str(root), cwd=root)
+    assert found in done.stdout, done.stdout
+
+
+def test_a_set_aside_entry_is_checked_again_once_a_module_it_walks_to_imports_jax(
+    tmp_path: Path,
+) -> None:
+    """The second stage's walk through the project is what the cached verdict rests on: once
+    a module that the entry reaches only through another starts importing JAX, the entry is
+    looked at again."""
+    root = _project(
+        tmp_path / "project",
+        {
+            "netmod.py": "import tensorflow as tf\nfrom deep import run\n",
+            "deep.py": "import tensorflow as tf\n",
+            "train.py": "# jax\nimport netmod\n\nnetmod.run()\n",
+        },
+    )
+    cache = tmp_path / "cache"
+    first = run_cli("--isolated", "--cache-dir", str(cache), str(root), cwd=root)
+    assert "TFM208" not in first.stdout, first.stdout
+    (root / "deep.py").write_text(NETMOD)
+    second = run_cli("--isolated", "--cache-dir", str(cache), str(root), cwd=root)
+    assert "train.py:2:1: TFM208" in second.stdout, second.stdout
+
+
+def test_a_notebooks_env_line_after_jax_started_through_the_project_is_reported(
+    tmp_path: Path,
+) -> None:
+    """A notebook's `%env` lines are no longer in its code's bytes: the second stage lets
+    every notebook through, and TFM211 judges the line also when it alone is selected."""
+    root = _project(tmp_path, {"jax_utils.py": "import jax.numpy as jnp\n"})
+    cells = [
+        "from jax_utils import jnp",
+        "x = jnp.zeros(3)",
+        "%env XLA_PYTHON_CLIENT_PREALLOCATE=false",
+    ]
+    write_notebook(root / "nb.ipynb", cells)
+    done = run_cli("--no-cache", "--isolated", "--select", "TFM211", str(root), cwd=root)
+    assert "nb.ipynb:cell 3:1:1: TFM211" in done.stdout, done.stdout
 
 
 def test_jax_reached_through_a_project_module_is_reported_at_its_import(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import BEFORE, lint_text, run_cli
+from tests.conftest import BEFORE, lint_text, run_cli, write_notebook
 from tfmemlint.checking import engine
 from tfmemlint.checking.engine import UnfaithfulParseError
 from tfmemlint.checking.prefilter import code_may_have_findings, may_have_findings
@@ -341,6 +341,23 @@ def test_a_jax_word_in_a_name_changes_no_finding_of_another_family(
     (tmp_path / "named.py").write_text(source + "use_jax = False\n")
     done = run_cli("--no-cache", "--isolated", "--output-format", "json", str(tmp_path))
     assert json.loads(done.stdout) == [], done.stdout
+
+
+@pytest.mark.parametrize("comment", ["", "  # jax comes later", "  # no Session", "  # growth"])
+def test_a_notebook_that_starts_tensorflow_is_parsed_whatever_words_its_comments_hold(
+    tmp_path: Path, comment: str
+) -> None:
+    """Every notebook is an entry point: a word of another family's in a comment, which that
+    family's second stage finds nothing for, must not set it aside before TFM205 sees it."""
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        [
+            f"import tensorflow as tf{comment.replace('growth', 'set_memory_growth')}",
+            "model = tf.saved_model.load('m')",
+        ],
+    )
+    done = run_cli("--no-cache", "--isolated", str(tmp_path / "nb.ipynb"))
+    assert "nb.ipynb:cell 1:1:1: TFM205" in done.stdout, done.stdout
 
 
 @settings(max_examples=300, deadline=None)

@@ -416,8 +416,13 @@ def prefilter_verdict(
             route == "project" and code_may_have_findings(raw, selected, True, screened)
         ):
             return "parse"
-    # A script entry holds TFM205's finding whatever the names its code uses.
-    return "parse" if _script_entry(raw, selected, resolver) else "screened"
+    # A script entry, and every notebook, holds TFM205's finding whatever the names its code
+    # uses.
+    if (notebook and _tensorflow_for_tfm205(raw, selected)) or _script_entry(
+        raw, selected, resolver
+    ):
+        return "parse"
+    return "screened"
 
 
 @lru_cache(maxsize=8)

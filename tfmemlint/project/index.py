@@ -92,6 +92,8 @@ class ProjectIndex:
         # asks it of the same modules, nearest first.
         self._mentions: dict[tuple[str, tuple[bytes, ...]], tuple[bool, Deps]] = {}
         self._import_roots: dict[str, frozenset[str]] = {}  # see imports_named
+        # Whether a module leads to one that imports a framework (see leads_to_words).
+        self._leads: dict[tuple[str, tuple[bytes, ...]], tuple[bool, Deps]] = {}
         self._import_roots_parsed: dict[str, frozenset[str] | None] = {}
         self.trees: dict[str, ast.Module | None] = {}  # modules read with `ast` (syntax_tree)
         self._in_progress: set[tuple[str, str]] = set()
@@ -353,6 +355,22 @@ class ProjectIndex:
             if roots is None or any(name in root for root in roots for name in names):
                 return True, read
         return False, read
+
+    def leads_to_words(self, path: str, words: tuple[bytes, ...]) -> tuple[bool, Deps]:
+        """`FileResolver.leads_to_words`, once per run for each module (the walk from it is the
+        same whoever imports it), and the files it read, as dependencies."""
+        key = (path, words)
+        known = self._leads.get(key)
+        if known is None:
+            walk = self.resolver(path)
+            found = False
+            for module in walk.program_modules(path):
+                found, read = self.imports_named(module, words)
+                walk.read |= read
+                if found:
+                    break
+            known = self._leads[key] = (found, frozenset(walk.read))
+        return known
 
     def _roots_in_lines(self, path: str) -> frozenset[str]:
         """The top-level packages a module's absolute imports name, read a line each."""
@@ -631,6 +649,15 @@ class FileResolver:
         """Whether the project module `path` is one of `targets`, or imports one, itself or
         through the project modules it imports (PROGRAM_MODULES of them at most)."""
         return any(module in targets for module in self.program_modules(path))
+
+    def leads_to_words(self, path: str, words: tuple[bytes, ...]) -> bool:
+        """Whether the project module `path`, or a project module it imports in turn (see
+        `program_modules`), imports a module named with one of `words`
+        (`ProjectIndex.imports_named`): a program that imports `path` may start that
+        framework through it."""
+        found, read = self.index.leads_to_words(path, words)
+        self.read |= read
+        return found
 
     def program_modules(self, path: str) -> Iterator[str]:
         """The project module `path`, then the project modules it imports in turn, nearest

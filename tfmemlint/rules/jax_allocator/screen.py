@@ -1,20 +1,21 @@
 """This family's part of the pre-filter's second stage, told from CPython's syntax tree: a
-module that sets none of JAX's allocator variables and imports neither JAX nor Keras holds
-nothing it reports of its own (its words were `_jaxcode`, `use_jax`, a docstring's). Whether
-such a module reaches JAX through the project is the pre-filter's own question, asked of
-every module this sets aside (`prefilter.prefilter_verdict`)."""
+module whose JAX words are no import and no allocator variable (`_jaxcode`, `use_jax`, a
+docstring's "jax") holds nothing the family reports, unless a project module it imports leads
+to JAX."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from tfmemlint.project.module_summary import imports_in_tree
 from tfmemlint.rules.jax_allocator import VARIABLES_PREFIX
-from tfmemlint.rules.programs import JAX_MODULES, KERAS_IMPORTERS
+from tfmemlint.rules.programs import JAX_MODULES, JAX_WORDS, KERAS_IMPORTERS
 
 if TYPE_CHECKING:
     from tfmemlint.checking.prefilter import ScreenedFile
+    from tfmemlint.project.index import FileResolver
 
 # TFM208 and TFM209 start from the module's first import of JAX, or of Keras where Keras runs
 # on JAX (`check._jax_import`); any import of one, anywhere in the module, lets it through.
@@ -22,9 +23,32 @@ _STARTING_ROOTS = JAX_MODULES | KERAS_IMPORTERS
 
 
 def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
-    """False for a module whose text holds no allocator variable's prefix (TFM210 and TFM211
-    judge the settings of those variables, and a notebook's `%env` lines) and whose import
-    statements name no package of JAX's or Keras's."""
-    if VARIABLES_PREFIX in file.raw:
+    """False for a Python module (not a notebook, whose `%env` lines are no longer in its
+    code's bytes) whose text holds no allocator variable's prefix (TFM210 and TFM211 judge
+    those variables' settings), whose import statements name no package of JAX's or Keras's,
+    and none of whose imports of project modules leads to a module that imports JAX."""
+    if file.notebook or VARIABLES_PREFIX in file.raw:
         return True
-    return any(name.partition(".")[0] in _STARTING_ROOTS for name in imports_in_tree(tree))
+    imported = set(imports_in_tree(tree))
+    if any(name.partition(".")[0] in _STARTING_ROOTS for name in imported):
+        return True
+    project = file.project()
+    return project is not None and _leads_to_jax(project, imported)
+
+
+def _leads_to_jax(project: FileResolver, imported: Iterable[str]) -> bool:
+    """TFM208 follows a program into each project module it imports, as far as the modules
+    that one imports in turn (`check._preallocation_through_the_project`): a walk from each
+    head of each import (`pkg`, `pkg.sub`, `pkg.sub.mod`), each its own, covers the rule's."""
+    starts = {path for name in imported for path in _project_modules(project, name)}
+    return any(project.leads_to_words(path, JAX_WORDS) for path in sorted(starts))
+
+
+def _project_modules(project: FileResolver, name: str) -> Iterator[str]:
+    """The project module files that each head of the imported `name` names."""
+    dots = len(name) - len(name.lstrip("."))
+    parts = name[dots:].split(".")
+    for length in range(1, len(parts) + 1):
+        path = project.module(name[:dots] + ".".join(parts[:length]))
+        if path is not None:
+            yield path
