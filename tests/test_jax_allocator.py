@@ -507,6 +507,9 @@ def test_a_module_whose_jax_words_are_no_import_nor_variable_is_set_aside_unpars
         "def main():\n    import haiku as hk\n\n    return hk\n",
         "import keras\n\nuse_jax = True\n",
         'import os\n\nos.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # use_jax\n',
+        # the same in UTF-7, whose bytes spell `_` as `+AF8-`
+        '# -*- coding: utf-7 -*-\nimport os\n\nos.environ["XLA+AF8-PYTHON_CLIENT_PREALLOCATE"] = "no"\n'
+        "use_jax = True\n",
     ],
 )
 def test_the_second_stage_passes_a_module_that_imports_jax_or_keras_or_sets_a_variable(
@@ -564,6 +567,18 @@ NETMOD = "import jax\nimport tensorflow as tf\n\n\ndef run():\n    return jax.nu
                 "def main():\n    run()\n",
             },
             f"{os.path.join('proj', 'train.py')}:2:1: TFM208",
+        ),
+        # a relative import from the package above, which the rule starts from where
+        # `module_of` takes it (the importing file's own package), beside PyTorch on the GPU
+        (
+            {
+                "pkg/__init__.py": "def helper():\n    pass\n",
+                "pkg/sub/__init__.py": "from . import model\n",
+                "pkg/sub/model.py": "import jax\n\n\ndef run():\n    return jax.numpy.zeros(3)\n",
+                "pkg/sub/run.py": "# Runs the model on jax.\nimport torch\nfrom .. import helper\n\n"
+                'if __name__ == "__main__":\n    torch.cuda.init()\n',
+            },
+            f"{os.path.join('pkg', 'sub', 'run.py')}:3:1: TFM208",
         ),
     ],
 )

@@ -327,7 +327,7 @@ def test_a_file_whose_words_find_nothing_is_still_followed_through_the_project(
     [
         # a call in a local variable's annotation, which Python never evaluates
         "import tensorflow as tf\n\n\ndef main():\n    x: tf.Session() = 1\n    return x\n",
-        # a GPUOptions of a module of the project's, in a file that never names TensorFlow
+        # a GPUOptions of a module that is not there, in a file that never names TensorFlow
         "from mylib import GPUOptions\n\nopts = GPUOptions(per_process_gpu_memory_fraction=1.5)\n",
     ],
 )

@@ -394,9 +394,9 @@ def prefilter_verdict(
     """Both stages of the pre-filter, as every caller applies them to a file's bytes (with
     `notebook`, a notebook's cells as one module): "parse" when the engine must see the file,
     "screened" when its code rules a finding out, "" when its bytes do."""
+    if notebook and _tensorflow_for_tfm205(raw, selected):
+        return "parse"  # every notebook is an entry point, whatever else its words hold
     passes = first_stage(raw, selected, resolver, notebook)
-    if not passes and notebook and _tensorflow_for_tfm205(raw, selected):
-        return "parse"  # every notebook is an entry point
     if not passes:
         return ""
     screened = ScreenedFile(raw, notebook, resolver)
@@ -416,13 +416,8 @@ def prefilter_verdict(
             route == "project" and code_may_have_findings(raw, selected, True, screened)
         ):
             return "parse"
-    # A script entry, and every notebook, holds TFM205's finding whatever the names its code
-    # uses.
-    if (notebook and _tensorflow_for_tfm205(raw, selected)) or _script_entry(
-        raw, selected, resolver
-    ):
-        return "parse"
-    return "screened"
+    # A script entry holds TFM205's finding whatever the names its code uses.
+    return "parse" if _script_entry(raw, selected, resolver) else "screened"
 
 
 @lru_cache(maxsize=8)

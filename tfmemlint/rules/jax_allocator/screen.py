@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from tfmemlint.project.module_summary import imports_in_tree
+from tfmemlint.reading.source import SourceError, SourceText
 from tfmemlint.rules.jax_allocator import VARIABLES_PREFIX
 from tfmemlint.rules.programs import JAX_MODULES, JAX_WORDS, KERAS_IMPORTERS
 
@@ -27,7 +28,7 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     code's bytes) whose text holds no allocator variable's prefix (TFM210 and TFM211 judge
     those variables' settings), whose import statements name no package of JAX's or Keras's,
     and none of whose imports of project modules leads to a module that imports JAX."""
-    if file.notebook or VARIABLES_PREFIX in file.raw:
+    if file.notebook or _holds_a_variable(file.raw):
         return True
     imported = set(imports_in_tree(tree))
     if any(name.partition(".")[0] in _STARTING_ROOTS for name in imported):
@@ -36,10 +37,23 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     return project is not None and _leads_to_jax(project, imported)
 
 
+def _holds_a_variable(raw: bytes) -> bool:
+    """Whether the module's text holds an allocator variable's prefix, read in its declared
+    encoding too (UTF-7 spells `_` otherwise); one that cannot be read goes on, for the
+    engine to report."""
+    if VARIABLES_PREFIX in raw:
+        return True
+    try:
+        return VARIABLES_PREFIX.decode() in SourceText.decode(raw).text
+    except SourceError:
+        return True
+
+
 def _leads_to_jax(project: FileResolver, imported: Iterable[str]) -> bool:
     """TFM208 follows a program into each project module it imports, as far as the modules
     that one imports in turn (`check._preallocation_through_the_project`): a walk from each
-    head of each import (`pkg`, `pkg.sub`, `pkg.sub.mod`), each its own, covers the rule's."""
+    head of each import (`pkg`, `pkg.sub`, `pkg.sub.mod`), each its own, and from the module
+    the rule itself starts at for that import (`module_of`), covers the rule's."""
     starts = {path for name in imported for path in _project_modules(project, name)}
     return any(project.leads_to_words(path, JAX_WORDS) for path in sorted(starts))
 
@@ -52,3 +66,7 @@ def _project_modules(project: FileResolver, name: str) -> Iterator[str]:
         path = project.module(name[:dots] + ".".join(parts[:length]))
         if path is not None:
             yield path
+    # The rule's own start, which for a relative import may be none of the above.
+    start = project.module_of(name)
+    if start is not None:
+        yield start
