@@ -407,21 +407,24 @@ class ProjectIndex:
     ) -> tuple[list[str], Deps]:
         found: list[str] = []
         read: Deps = NOTHING
-        folder = os.path.dirname(importer)
         # Read line by line: as cheap as a regular expression, where `ast` would cost a
         # parse of every module a program reaches. A multi-line `from x import (a, b)` gives x
         # and a; an import in a docstring counts too: more modules looked at, never fewer.
         for imported in imports_in_lines(raw) if raw is not None else ():
             if beyond_tensorflow and is_tensorflow(imported):
                 continue
-            key = (imported, folder)
-            known_run = self._runs.get(key)
-            if known_run is None:
-                known_run = self._runs[key] = self._modules_run(imported, importer)
-            modules, absent = known_run
+            modules, absent = self.modules_run(imported, importer)
             read |= absent
             found.extend(module for module in modules if module not in found)
         return found, read
+
+    def modules_run(self, imported: str, importer: str) -> tuple[tuple[str, ...], Deps]:
+        """`_modules_run`, once per run for each name and importing folder."""
+        key = (imported, os.path.dirname(importer))
+        known = self._runs.get(key)
+        if known is None:
+            known = self._runs[key] = self._modules_run(imported, importer)
+        return known
 
     def _modules_run(self, imported: str, importer: str) -> tuple[tuple[str, ...], Deps]:
         """The project modules that importing `imported` runs, outermost first: importing
@@ -649,6 +652,18 @@ class FileResolver:
         """Whether the project module `path` is one of `targets`, or imports one, itself or
         through the project modules it imports (PROGRAM_MODULES of them at most)."""
         return any(module in targets for module in self.program_modules(path))
+
+    def modules_run(self, imported: str) -> tuple[str, ...]:
+        """The project modules that importing `imported`, as this file spells it, runs,
+        outermost first (`pkg/__init__.py`, then `pkg/mod.py`); none for a name of
+        TensorFlow's, whose packages a program never reaches the project by."""
+        if is_tensorflow(imported):
+            return ()
+        modules, absent = self.index.modules_run(imported, self.importer)
+        self.read |= absent
+        for path in modules:
+            self.read |= self.index.files.read(path)[1]
+        return modules
 
     def leads_to_words(self, path: str, words: tuple[bytes, ...]) -> bool:
         """Whether the project module `path`, or a project module it imports in turn (see

@@ -6,7 +6,7 @@ to JAX."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from tfmemlint.project.module_summary import imports_in_tree
@@ -52,21 +52,13 @@ def _holds_a_variable(raw: bytes) -> bool:
 def _leads_to_jax(project: FileResolver, imported: Iterable[str]) -> bool:
     """TFM208 follows a program into each project module it imports, as far as the modules
     that one imports in turn (`check._preallocation_through_the_project`): a walk from each
-    head of each import (`pkg`, `pkg.sub`, `pkg.sub.mod`), each its own, and from the module
-    the rule itself starts at for that import (`module_of`), covers the rule's."""
-    starts = {path for name in imported for path in _project_modules(project, name)}
+    module an import runs (`pkg/__init__.py`, then `pkg/mod.py`), each its own, and from the
+    module the rule itself starts at for that import (`module_of`, which for a relative name
+    may be none of those), covers the rule's."""
+    starts: set[str] = set()
+    for name in imported:
+        starts.update(project.modules_run(name))
+        start = project.module_of(name)
+        if start is not None:
+            starts.add(start)
     return any(project.leads_to_words(path, JAX_WORDS) for path in sorted(starts))
-
-
-def _project_modules(project: FileResolver, name: str) -> Iterator[str]:
-    """The project module files that each head of the imported `name` names."""
-    dots = len(name) - len(name.lstrip("."))
-    parts = name[dots:].split(".")
-    for length in range(1, len(parts) + 1):
-        path = project.module(name[:dots] + ".".join(parts[:length]))
-        if path is not None:
-            yield path
-    # The rule's own start, which for a relative import may be none of the above.
-    start = project.module_of(name)
-    if start is not None:
-        yield start
