@@ -5,6 +5,7 @@ the value check judges."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
 from tfmemlint.checking.prefilter import code_may_have_findings, may_have_findings
 from tfmemlint.configuration.settings import Policy, Settings, select_rules
+from tfmemlint.reading.source import SourceText
 from tfmemlint.rules import ALL_RULES
 
 DEFAULT = Settings.default(ALL_RULES)
@@ -485,6 +487,10 @@ def test_a_jax_word_inside_an_identifier_is_not_parsed_and_an_entry_through_such
         'def use_jax(flag=False):\n    """Whether to use jax."""\n    return "jax" if flag else ""\n',
         # an import of a module of the project's, named for JAX
         "from models import net_jax\n\nnet_jax.run()\n",
+        # XLA's own names, which TensorFlow's sources hold: no allocator variable of JAX's
+        'import os\n\nFLAGS = os.environ.get("XLA_FLAGS", "")\nCOMPILE = "XLA_COMPILE"\n',
+        # a string that names no variable in full
+        'DOC = "XLA_PYTHON_CLIENT_* settings"  # read by jax\n',
     ],
 )
 def test_a_module_whose_jax_words_are_no_import_nor_variable_is_set_aside_unparsed(
@@ -510,12 +516,58 @@ def test_a_module_whose_jax_words_are_no_import_nor_variable_is_set_aside_unpars
         # the same in UTF-7, whose bytes spell `_` as `+AF8-`
         '# -*- coding: utf-7 -*-\nimport os\n\nos.environ["XLA+AF8-PYTHON_CLIENT_PREALLOCATE"] = "no"\n'
         "use_jax = True\n",
+        # a name spelled with an escape, and one as a keyword
+        'import os\n\nos.environ["XLA_PYTHON_CLIENT_PREALLOC\\x41TE"] = "no"\n',
+        'import os\n\nos.environ.update(XLA_PYTHON_CLIENT_PREALLOCATE="no")\n',
     ],
 )
 def test_the_second_stage_passes_a_module_that_imports_jax_or_keras_or_sets_a_variable(
     source: str,
 ) -> None:
     assert code_may_have_findings(source.encode(), JAX_FAMILY)
+    # what it passes for, TFM210 finds ("no" is no value jaxlib reads)
+    if '"no"' in source:
+        text = SourceText.decode(source.encode()).text
+        found = lint_text("t.py", text, Settings(selected=JAX_FAMILY))
+        assert [finding.code for finding in found] == ["TFM210"], found
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        # A lone CR ends the first line: Python's `tokenize`, which the rules' text comes
+        # from, reads the UTF-7 declaration after it, and CPython's parse does not.
+        (
+            b"#!/usr/bin/env python\rimport os  # coding: utf-7\n"
+            b'os.environ["XLA+AF8-PYTHON+AF8-CLIENT+AF8-PREALLOCATE"] = "no"\n# XLA_ settings\n',
+            "TFM210",
+        ),
+        # A first line that is not UTF-8: CPython reads the declaration after it, `tokenize`
+        # refuses the file, and the engine reports that.
+        (
+            b"# caf\xe9\n# -*- coding: latin-1 -*-\nimport os\n\n"
+            b'FLAGS = os.environ.get("XLA_FLAGS", "")\n',
+            "TFM906",
+        ),
+        # A stateful codec: Python's decode keeps the Korean shift over a lone CR, and reads
+        # `""""<` as two symbols; CPython's parse makes the CR a line break first, which ends
+        # the shift, and reads a string that holds the setting.
+        (
+            b"# -*- coding: iso2022_kr -*-\n# \x1b$)C\nimport os\n"
+            b'X = """\x0e\x30\x21\r\x22\x22\x22\x3c\x0f"""\n'
+            b'os.environ["XLA_PYTHON_CLIENT_PREALLOC\\x41TE"] = "no"\n# """\n',
+            "TFM210",
+        ),
+    ],
+)
+def test_the_screen_passes_a_module_whose_syntax_tree_may_not_spell_its_text(
+    tmp_path: Path, raw: bytes, code: str
+) -> None:
+    """Where CPython's parse of the bytes may decode them otherwise than the text the rules
+    read, or that text cannot be read, the screen trusts no tree: the file goes on."""
+    (tmp_path / "t.py").write_bytes(raw)
+    done = run_cli("--no-cache", "--isolated", "--output-format", "json", "t.py", cwd=tmp_path)
+    assert [finding["code"] for finding in json.loads(done.stdout)] == [code], done.stderr
 
 
 def test_an_entry_whose_jax_words_are_a_modules_name_is_still_followed_through_the_project(

@@ -1307,14 +1307,54 @@ def test_the_screen_passes_a_module_level_loop_only_where_it_may_go_over_a_datas
         "app/trains.py": head + "if x is not None:\n    ds = tf.data.Dataset.range(3)\n"
         "for batch in ds:\n    pass\n",
         "app/calls.py": head + "async for batch in tf.data.Dataset.range(3):\n    pass\n",
+        # a `global` statement that declares another name than the loop's
+        "app/declares.py": head + "NAMES = ['a']\nfor name in NAMES:\n    pass\n"
+        "def setup():\n    global CACHE\n    CACHE = {}\n",
+        # the loop's name, bound to a dataset in a function, under `global`
+        "app/binds.py": head + "def setup():\n    global ds\n    ds = tf.data.Dataset.range(3)\n"
+        "setup()\nfor batch in ds:\n    pass\n",
     }
     root = _project(tmp_path, files)
-    assert _verdict(root / "app" / "lists.py") == "screened"
-    for name in ("trains.py", "calls.py"):
+    for name in ("lists.py", "declares.py"):
+        assert _verdict(root / "app" / name) == "screened"
+    for name in ("trains.py", "calls.py", "binds.py"):
         assert _verdict(root / "app" / name) == "parse"
     done = run_cli("--no-cache", "--output-format", "json", str(root), cwd=root)
     found = sorted((Path(f["filename"]).name, f["code"]) for f in json.loads(done.stdout))
-    assert found == [("calls.py", "TFM205"), ("trains.py", "TFM205")], done.stderr
+    expected = [("binds.py", "TFM205"), ("calls.py", "TFM205"), ("trains.py", "TFM205")]
+    assert found == expected, done.stderr
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # A lone CR ends the first line: Python's `tokenize`, which the rules' text comes
+        # from, reads the UTF-7 declaration after it, where `+AAoAIAAgACAAIA-` is a line
+        # break and an indent, and so a `global` statement; CPython's parse does not read the
+        # declaration, and its tree holds a comment there.
+        b"#!/usr/bin/env python\rimport tensorflow as tf  # coding: utf-7\n\n\n"
+        b"def setup():\n    pass  # +AAoAIAAgACAAIA-global ds\n"
+        b"    ds = tf.data.Dataset.range(3)\n\n\nsetup()\nfor batch in ds:\n    print(batch)\n",
+        # A stateful codec: Python's decode keeps the Korean shift over a lone CR; CPython's
+        # parse makes it a line break first, which ends the shift, and its tree holds the
+        # `global` statement in a string.
+        b"# -*- coding: iso2022_kr -*-\n# \x1b$)C\nimport tensorflow as tf\n"
+        b'X = """\x0e\x30\x21\r\x22\x22\x22\x3c\x0f"""\n\n\ndef setup():\n    global ds\n'
+        b'    ds = tf.data.Dataset.range(3)\n\n\n# """\nsetup()\nfor batch in ds:\n'
+        b"    print(batch)\n",
+    ],
+)
+def test_the_screen_passes_a_module_whose_syntax_tree_may_not_spell_its_text(
+    tmp_path: Path, raw: bytes
+) -> None:
+    """Where CPython's parse may decode the bytes otherwise than the text the rules read, the
+    screen trusts no tree, and TFM205 finds the loop over the dataset that the function
+    binds."""
+    root = _project(tmp_path, {"app/__init__.py": ""})
+    (root / "app" / "train.py").write_bytes(raw)
+    assert _verdict(root / "app" / "train.py") == "parse"
+    done = run_cli("--no-cache", "--output-format", "json", str(root), cwd=root)
+    assert [finding["code"] for finding in json.loads(done.stdout)] == ["TFM205"], done.stderr
 
 
 def test_a_module_that_acts_at_module_level_is_a_script_only_outside_a_package(

@@ -285,6 +285,24 @@ def parse_python(text: str | bytes) -> ast.Module:
         return ast.parse(text)
 
 
+def text_as_parsed(raw: bytes) -> str | None:
+    """The file's text as `SourceText.decode` reads it (the text the rules read), where
+    `parse_python(raw)` surely decodes the bytes alike; else None, for a syntax tree of `raw`
+    may not spell what the rules read. Only UTF-8 is trusted: CPython makes every line break
+    `\\n` before it decodes, which changes what a stateful codec reads (`iso2022_kr` leaves its
+    shift at `\\n` alone), and the two read the declaration differently: `tokenize` looks for it
+    in the first two lines as split at `\\n` alone, CPython at a lone `\\r` too, and `tokenize`
+    refuses a first line that is not UTF-8 where CPython reads on."""
+    head = b"\n".join(raw.split(b"\n", 2)[:2])
+    if b"coding" in head and b"\r" in head.replace(b"\r\n", b""):
+        return None
+    try:
+        source = SourceText.decode(raw)
+    except SourceError:
+        return None
+    return source.text if source.encoding in ("utf-8", "utf-8-sig") else None
+
+
 def compile_python(raw: bytes) -> CodeType:
     """CPython's compile of a file's bytes (its coding cookie and BOM as Python reads them),
     as plain as Python runs it, and as quiet as `parse_python`."""

@@ -10,9 +10,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from tfmemlint.project.module_summary import imports_in_tree
-from tfmemlint.reading.source import SourceError, SourceText
+from tfmemlint.reading.source import text_as_parsed
 from tfmemlint.rules.jax_allocator import VARIABLES_PREFIX
 from tfmemlint.rules.programs import JAX_MODULES, JAX_WORDS, KERAS_IMPORTERS
+from tfmemlint.rules.variables import JAX_VARIABLES
 
 if TYPE_CHECKING:
     from tfmemlint.checking.prefilter import ScreenedFile
@@ -21,15 +22,19 @@ if TYPE_CHECKING:
 # TFM208 and TFM209 start from the module's first import of JAX, or of Keras where Keras runs
 # on JAX (`check._jax_import`); any import of one, anywhere in the module, lets it through.
 _STARTING_ROOTS = JAX_MODULES | KERAS_IMPORTERS
+_VARIABLES_PREFIX = VARIABLES_PREFIX.decode()
 
 
 def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     """False for a Python module (not a notebook, whose `%env` lines are no longer in its
-    code's bytes) whose text holds no allocator variable's prefix (TFM210 and TFM211 judge
-    those variables' settings), whose import statements name no package of JAX's or Keras's,
-    and none of whose imports of project modules leads to a module that imports JAX."""
-    if file.notebook or _holds_a_variable(file.raw):
+    code's bytes) that sets none of JAX's allocator variables (TFM210 and TFM211 judge those
+    settings), whose import statements name no package of JAX's or Keras's, and none of whose
+    imports of project modules leads to a module that imports JAX."""
+    if file.notebook:
         return True
+    text = text_as_parsed(file.raw)
+    if text is None or _may_set_a_variable(tree, text):
+        return True  # the tree may not spell the text the rule reads, or none can be read
     imported = set(imports_in_tree(tree))
     if any(name.partition(".")[0] in _STARTING_ROOTS for name in imported):
         return True
@@ -37,16 +42,21 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     return project is not None and _leads_to_jax(project, imported)
 
 
-def _holds_a_variable(raw: bytes) -> bool:
-    """Whether the module's text holds an allocator variable's prefix, read in its declared
-    encoding too (UTF-7 spells `_` otherwise); one that cannot be read goes on, for the
-    engine to report."""
-    if VARIABLES_PREFIX in raw:
+def _may_set_a_variable(tree: ast.Module, text: str) -> bool:
+    """Whether the module may set an allocator variable as the rule reads a setting: by a
+    string literal or a keyword that is the variable's name, in a text that holds its prefix
+    (`check.check` looks no further without it). TensorFlow's `XLA_FLAGS` and `"XLA_COMPILE"`
+    set none. Where the prefix is there but no name is spelled out, a literal may still spell
+    one with escapes: CPython's tree, whose strings are their values, has the last word."""
+    if _VARIABLES_PREFIX not in text:
+        return False
+    if any(name in text for name in JAX_VARIABLES):
         return True
-    try:
-        return VARIABLES_PREFIX.decode() in SourceText.decode(raw).text
-    except SourceError:
-        return True
+    return any(
+        (isinstance(node, ast.Constant) and node.value in JAX_VARIABLES)
+        or (isinstance(node, ast.keyword) and node.arg in JAX_VARIABLES)
+        for node in ast.walk(tree)
+    )
 
 
 def _leads_to_jax(project: FileResolver, imported: Iterable[str]) -> bool:

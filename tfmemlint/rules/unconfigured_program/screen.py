@@ -20,7 +20,7 @@ from tfmemlint.project.module_summary import (
     star_import,
     summarize,
 )
-from tfmemlint.reading.source import LineIndex, SourceError, SourceText
+from tfmemlint.reading.source import LineIndex, text_as_parsed
 from tfmemlint.rules import starters
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
@@ -112,6 +112,9 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     TF1 code (see `tf1_code`) that never mentions Keras (TFM212 looks at the rest); and for a
     module that is surely no entry point (see
     `may_be_an_entry`)."""
+    text = text_as_parsed(file.raw)
+    if text is None:
+        return True  # the tree may not spell the text the rule reads, or none can be read
     anchored = False
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.level == 0:
@@ -123,8 +126,7 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
             anchored = anchored or any(_anchors(alias.name, file.raw) for alias in node.names)
     if not anchored and not (b"tensorflow" in file.raw and _imports_tensorflow_inside(tree)):
         return False
-    text = _as_written(file.raw)
-    if text is None:
+    if not _names_as_written(text):
         return True
     # The entry point first: most modules that get this far are libraries, and it looks at
     # less of the tree.
@@ -161,16 +163,11 @@ def _anchors(imported: str, raw: bytes) -> bool:
     return starters.imports_tensorflow(imported, ".TF" if b".TF" in raw else "")
 
 
-def _as_written(raw: bytes) -> str | None:
-    """The source's text, where CPython's tree spells every name as the text does, as
-    libcst's does; else None. CPython puts each identifier in NFKC form (PEP 3131: a `tf`
-    spelled in full-width letters is `tf` to it, not to the rule), which changes nothing in a
-    text already in that form."""
-    try:
-        text = SourceText.decode(raw).text
-    except SourceError:
-        return None
-    return text if text.isascii() or unicodedata.is_normalized("NFKC", text) else None
+def _names_as_written(text: str) -> bool:
+    """Whether CPython's tree spells every name as the text does, as libcst's does. CPython
+    puts each identifier in NFKC form (PEP 3131: a `tf` spelled in full-width letters is `tf`
+    to it, not to the rule), which changes nothing in a text already in that form."""
+    return text.isascii() or unicodedata.is_normalized("NFKC", text)
 
 
 def may_be_an_entry(
@@ -287,10 +284,16 @@ def _may_loop_over_a_dataset(tree: ast.Module, text: str) -> bool:
     names = {over.id for over in loops if isinstance(over, ast.Name)}
     if not names:
         return False
-    if _may_declare_global(text):
+    if _may_declare_global(text) and not names.isdisjoint(_declared_global(tree)):
         return True  # a function may bind one
     summary = summarize(tree)
     return summary is None or not names.isdisjoint(summary.bound_to_calls)
+
+
+def _declared_global(tree: ast.Module) -> set[str]:
+    """The names that the module's `global` statements declare, wherever they are (TensorFlow's
+    `variable_scope.py` declares one, and loops at module level over lists of others)."""
+    return {name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names}
 
 
 def _may_declare_global(text: str) -> bool:
