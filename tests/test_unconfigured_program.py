@@ -1357,6 +1357,20 @@ def test_the_screen_passes_a_module_whose_syntax_tree_may_not_spell_its_text(
     assert [finding["code"] for finding in json.loads(done.stdout)] == ["TFM205"], done.stderr
 
 
+def test_the_screen_trusts_no_tree_that_may_hide_the_import_of_tensorflow(tmp_path: Path) -> None:
+    """The script's import of TensorFlow is code in the text the rule reads; in CPython's tree,
+    which makes a lone CR a line break before it decodes the stateful `iso2022_kr`, it sits in
+    a string. The screen once took the module for one that imports no TensorFlow and set it
+    aside."""
+    (tmp_path / "train.py").write_bytes(
+        b"# -*- coding: iso2022_kr -*-\n# \x1b$)C\n"
+        b'X = """\x0e\x30\x21\r\x22\x22\x22\x3c\x0f"""\nimport tensorflow as tf\n# """\n'
+        b"print(tf.zeros(1))\n"
+    )
+    done = run_cli("--no-cache", "--isolated", "--output-format", "json", ".", cwd=tmp_path)
+    assert [finding["code"] for finding in json.loads(done.stdout)] == ["TFM205"], done.stderr
+
+
 def test_a_module_that_acts_at_module_level_is_a_script_only_outside_a_package(
     tmp_path: Path,
 ) -> None:
