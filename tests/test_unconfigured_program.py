@@ -1307,6 +1307,11 @@ def test_the_screen_passes_a_module_level_loop_only_where_it_may_go_over_a_datas
         "app/trains.py": head + "if x is not None:\n    ds = tf.data.Dataset.range(3)\n"
         "for batch in ds:\n    pass\n",
         "app/calls.py": head + "async for batch in tf.data.Dataset.range(3):\n    pass\n",
+        # a call that makes no dataset (TensorFlow's own `__init__.py`)
+        "app/others.py": head + "import sysconfig as _sysconfig\n"
+        "for _scheme in _sysconfig.get_scheme_names():\n    pass\n",
+        # a method of a dataset that `tf.data` makes
+        "app/methods.py": head + "for batch in tf.data.Dataset.range(3).batch(2):\n    pass\n",
         # a `global` statement that declares another name than the loop's
         "app/declares.py": head + "NAMES = ['a']\nfor name in NAMES:\n    pass\n"
         "def setup():\n    global CACHE\n    CACHE = {}\n",
@@ -1315,13 +1320,13 @@ def test_the_screen_passes_a_module_level_loop_only_where_it_may_go_over_a_datas
         "setup()\nfor batch in ds:\n    pass\n",
     }
     root = _project(tmp_path, files)
-    for name in ("lists.py", "declares.py"):
+    for name in ("lists.py", "declares.py", "others.py"):
         assert _verdict(root / "app" / name) == "screened"
-    for name in ("trains.py", "calls.py", "binds.py"):
+    for name in ("trains.py", "calls.py", "methods.py", "binds.py"):
         assert _verdict(root / "app" / name) == "parse"
     done = run_cli("--no-cache", "--output-format", "json", str(root), cwd=root)
     found = sorted((Path(f["filename"]).name, f["code"]) for f in json.loads(done.stdout))
-    expected = [("binds.py", "TFM205"), ("calls.py", "TFM205"), ("trains.py", "TFM205")]
+    expected = [(name, "TFM205") for name in ("binds.py", "calls.py", "methods.py", "trains.py")]
     assert found == expected, done.stderr
 
 

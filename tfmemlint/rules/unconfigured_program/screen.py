@@ -7,6 +7,7 @@ from `tfmemlint/rules/programs.py`, so that the two cannot drift apart."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
@@ -194,7 +195,8 @@ def may_be_an_entry(
         return True
     if any(_spelled_last(call.func) == "GradientTape" for call in calls):
         return True  # a training loop at module level
-    if _may_loop_over_a_dataset(tree, text):
+    names = _Names(tree, text, at_import, project)
+    if _may_loop_over_a_dataset(tree, text, names):
         return True
     decorators = _decorators(tree, (ast.FunctionDef, ast.AsyncFunctionDef))
     if _may_be_served(tree, text, at_import, decorators):
@@ -214,10 +216,7 @@ def may_be_an_entry(
     classes = _decorators(tree, (ast.ClassDef,))
     if not calls and not decorators and not classes:
         return False
-    # A name of the module's scope is bound outside function bodies, or under `global`.
-    bound = ast.walk(tree) if _may_declare_global(text) else at_import
-    spellings = _Spellings(bound, tree, project, every_scope=bound is not at_import)
-    resolved = _Resolved(project)
+    spellings, resolved = names.spellings, names.resolved
     for decorator in (*decorators, *classes):
         spelled = spellings.of(decorator)
         if spelled is None or any(name.startswith(CLI_DECORATORS) for name in spelled):
@@ -273,15 +272,53 @@ class _Resolved:
         return found
 
 
-def _may_loop_over_a_dataset(tree: ast.Module, text: str) -> bool:
+class _Names:
+    """How the module's names are spelled and what they stand for, as the rule resolves them
+    (`_Spellings`, `_Resolved`): made on first use, as most modules are told without them."""
+
+    def __init__(
+        self,
+        tree: ast.Module,
+        text: str,
+        at_import: list[ast.AST],
+        project: Callable[[], FileResolver | None],
+    ) -> None:
+        self._tree, self._text, self._at_import, self._project = tree, text, at_import, project
+
+    @functools.cached_property
+    def spellings(self) -> _Spellings:
+        # A name of the module's scope is bound outside function bodies, or under `global`.
+        at_import = self._at_import
+        bound = ast.walk(self._tree) if _may_declare_global(self._text) else at_import
+        return _Spellings(bound, self._tree, self._project, every_scope=bound is not at_import)
+
+    @functools.cached_property
+    def resolved(self) -> _Resolved:
+        return _Resolved(self._project)
+
+
+def _may_loop_over_a_dataset(tree: ast.Module, text: str, known: _Names) -> bool:
     """Whether a loop of the module body may go over a `tf.data` dataset, as
-    `entry_points._a_dataset` asks of it: a call, or a name the module's scope binds to a
-    call's result (`ds = tf.data.Dataset.range(3)`); never a list, an attribute or a name
-    bound otherwise (TensorFlow's `for _name in _master_property_list`)."""
+    `entry_points._a_dataset` asks of it: a call of `tf.data` (one whose name, as the rule
+    resolves it, has a part `data`: its TF API then may start `data.`), or of a method of one
+    (`ds.batch(2)`), or a name the module's scope binds to a call's result (`ds =
+    tf.data.Dataset.range(3)`); never a list, an attribute, a name bound otherwise
+    (TensorFlow's `for _name in _master_property_list`) or another call
+    (`_sysconfig.get_scheme_names()`)."""
     loops = [s.iter for s in tree.body if isinstance(s, (ast.For, ast.AsyncFor))]
-    if any(isinstance(over, ast.Call) for over in loops):
-        return True
-    names = {over.id for over in loops if isinstance(over, ast.Name)}
+    names: set[str] = set()
+    for over in loops:
+        while isinstance(over, ast.Call):
+            spelled = known.spellings.of(over.func)
+            if spelled is None or any(
+                "data" in name.split(".") for name in known.resolved.of(spelled)
+            ):
+                return True
+            if not isinstance(over.func, ast.Attribute):
+                break
+            over = over.func.value
+        if isinstance(over, ast.Name):
+            names.add(over.id)
     if not names:
         return False
     if _may_declare_global(text) and not names.isdisjoint(_declared_global(tree)):
