@@ -14,9 +14,14 @@ import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from types import CodeType
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
-from tfmemlint.reading.source import compile_python, lines_holding, parse_python
+from tfmemlint.reading.source import (
+    compile_python,
+    lines_holding,
+    parse_python,
+    text_as_parsed,
+)
 from tfmemlint.rules import FAMILIES, LAUNCH_FAMILIES
 from tfmemlint.rules.family import (
     TENSORFLOW_MODULES,
@@ -148,15 +153,33 @@ CodeCondition = tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
 ScreenedCondition = tuple[Condition, str | None]
 
 
-class ScreenedFile(NamedTuple):
+class ScreenedFile:
     """What a family's screen sees of a file beside its syntax tree."""
 
-    raw: bytes
-    # The bytes are the code of a notebook's cells.
-    notebook: bool = False
-    # The file's view of the project index, as the rules will have it; asked for only when a
-    # screen needs it.
-    project: Callable[[], FileResolver | None] = lambda: None
+    __slots__ = ("_decoded", "_text", "notebook", "project", "raw")
+
+    def __init__(
+        self,
+        raw: bytes,
+        notebook: bool = False,
+        project: Callable[[], FileResolver | None] = lambda: None,
+    ) -> None:
+        self.raw = raw
+        # The bytes are the code of a notebook's cells.
+        self.notebook = notebook
+        # The file's view of the project index, as the rules will have it; asked for only
+        # when a screen needs it.
+        self.project = project
+        self._text: str | None = None
+        self._decoded = False
+
+    @property
+    def text(self) -> str | None:
+        """The text the rules read, where the syntax tree spells it (`text_as_parsed`); None
+        where it may not, or none can be read. Decoded once, for every screen that asks."""
+        if not self._decoded:
+            self._text, self._decoded = text_as_parsed(self.raw), True
+        return self._text
 
 
 @lru_cache(maxsize=8)

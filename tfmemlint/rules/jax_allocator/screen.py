@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from tfmemlint.project.module_summary import imports_in_tree
-from tfmemlint.reading.source import text_as_parsed
 from tfmemlint.rules.jax_allocator import VARIABLES_PREFIX
 from tfmemlint.rules.programs import JAX_MODULES, JAX_WORDS, KERAS_IMPORTERS
 from tfmemlint.rules.variables import JAX_VARIABLES
@@ -32,7 +31,7 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     imports of project modules leads to a module that imports JAX."""
     if file.notebook:
         return True
-    text = text_as_parsed(file.raw)
+    text = file.text
     if text is None or _may_set_a_variable(tree, text):
         return True  # the tree may not spell the text the rule reads, or none can be read
     imported = set(imports_in_tree(tree))

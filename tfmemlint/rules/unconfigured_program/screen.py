@@ -21,7 +21,7 @@ from tfmemlint.project.module_summary import (
     star_import,
     summarize,
 )
-from tfmemlint.reading.source import LineIndex, text_as_parsed
+from tfmemlint.reading.source import LineIndex
 from tfmemlint.rules import starters
 from tfmemlint.rules.programs import (
     CLI_DECORATORS,
@@ -113,7 +113,7 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     TF1 code (see `tf1_code`) that never mentions Keras (TFM212 looks at the rest); and for a
     module that is surely no entry point (see
     `may_be_an_entry`)."""
-    text = text_as_parsed(file.raw)
+    text = file.text
     if text is None:
         return True  # the tree may not spell the text the rule reads, or none can be read
     anchored = False
