@@ -122,6 +122,23 @@ def test_source_cpython_cannot_compile_goes_on_to_libcst() -> None:
     assert [f.code for f in lint_text("t.py", source, Settings(selected=DEFAULT))] == ["TFM101"]
 
 
+def test_the_names_come_from_the_text_the_rules_read(tmp_path: Path) -> None:
+    """The import of TensorFlow is code in the text the rules read; CPython, which makes a lone
+    CR a line break before it decodes the stateful `iso2022_kr`, reads it inside a string. The
+    second stage once compiled the bytes as CPython reads them, found no `tensorflow` among
+    the names, and set the session aside unreported."""
+    raw = (
+        b"# -*- coding: iso2022_kr -*-\n# \x1b$)C\n"
+        b'X = """\x0e\x30\x21\r\x22\x22\x22\x3c\x0f"""\nimport tensorflow as tf\n# """\n'
+        b"sess = tf.Session()\n"
+    )
+    assert "tensorflow" not in compile(raw, "t.py", "exec").co_names  # CPython's own reading
+    assert passes(raw, DEFAULT)
+    (tmp_path / "train.py").write_bytes(raw)
+    done = run_cli("--no-cache", "--isolated", "--output-format", "json", ".", cwd=tmp_path)
+    assert [finding["code"] for finding in json.loads(done.stdout)] == ["TFM101"], done.stderr
+
+
 def test_a_notebooks_json_gets_the_byte_stage_only(tmp_path: Path) -> None:
     """Compiled as Python, a notebook's JSON is one dict whose code sits in strings."""
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}

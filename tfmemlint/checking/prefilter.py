@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -17,6 +19,8 @@ from types import CodeType
 from typing import TYPE_CHECKING, Literal
 
 from tfmemlint.reading.source import (
+    SourceError,
+    SourceText,
     compile_python,
     lines_holding,
     parse_python,
@@ -156,7 +160,7 @@ ScreenedCondition = tuple[Condition, str | None]
 class ScreenedFile:
     """What a family's screen sees of a file beside its syntax tree."""
 
-    __slots__ = ("_decoded", "_text", "notebook", "project", "raw")
+    __slots__ = ("_decoded", "_parsed", "_text", "_tree", "notebook", "project", "raw")
 
     def __init__(
         self,
@@ -172,6 +176,8 @@ class ScreenedFile:
         self.project = project
         self._text: str | None = None
         self._decoded = False
+        self._tree: ast.Module | None = None
+        self._parsed = False
 
     @property
     def text(self) -> str | None:
@@ -180,6 +186,16 @@ class ScreenedFile:
         if not self._decoded:
             self._text, self._decoded = text_as_parsed(self.raw), True
         return self._text
+
+    @property
+    def tree(self) -> ast.Module | None:
+        """CPython's syntax tree of the bytes, parsed once for every screen that asks; None
+        where CPython cannot parse them."""
+        if not self._parsed:
+            with contextlib.suppress(SyntaxError, ValueError, RecursionError, MemoryError):
+                self._tree = parse_python(self.raw)
+            self._parsed = True
+        return self._tree
 
 
 @lru_cache(maxsize=8)
@@ -229,16 +245,17 @@ def code_may_have_findings(
             if screen is None:
                 return True
             screens.append(screen)
+    file = file or ScreenedFile(raw)
     # Only a family whose words the bytes hold can use its names in code: no compile for a
     # file that came this far on a screened family's words alone.
     named = tuple(names for words, names in in_code if _holds(raw, words))
-    if named and _names_match(raw, named):
+    if named and _names_match(file, named):
         return True
-    return bool(screens) and _screened_in(file or ScreenedFile(raw), screens)
+    return bool(screens) and _screened_in(file, screens)
 
 
-def _names_match(raw: bytes, in_code: tuple[CodeCondition, ...]) -> bool:
-    used = _names_in_code(raw)
+def _names_match(file: ScreenedFile, in_code: tuple[CodeCondition, ...]) -> bool:
+    used = _names_in_code(file)
     if used is None:
         return True
     spelled = "\n".join(used)  # module words are matched as in bytes: `tensorflow_estimator`
@@ -252,11 +269,8 @@ def _names_match(raw: bytes, in_code: tuple[CodeCondition, ...]) -> bool:
 
 def _screened_in(file: ScreenedFile, screens: list[str]) -> bool:
     """Whether a family's screen lets the file through (or CPython cannot parse it)."""
-    try:
-        tree = parse_python(file.raw)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True
-    return any(load(screen)(tree, file) for screen in screens)
+    tree = file.tree
+    return tree is None or any(load(screen)(tree, file) for screen in screens)
 
 
 def _imports_tensorflow_itself(raw: bytes) -> bool:
@@ -321,11 +335,11 @@ def _compiled(raw: bytes) -> CodeType | Exception:
         return exc.with_traceback(None)
 
 
-def _names_in_code(raw: bytes) -> set[str] | None:
+def _names_in_code(file: ScreenedFile) -> set[str] | None:
     """Every name the compiled code uses (globals, attributes, imported modules and names), or
     None when CPython cannot compile it."""
-    code = _compiled(raw)
-    if not isinstance(code, CodeType):
+    code = _code_as_read(file)
+    if code is None:
         return None
     used: set[str] = set()
     pending = [code]
@@ -334,6 +348,20 @@ def _names_in_code(raw: bytes) -> set[str] | None:
         used.update(code.co_names)
         pending.extend(const for const in code.co_consts if isinstance(const, CodeType))
     return used
+
+
+def _code_as_read(file: ScreenedFile) -> CodeType | None:
+    """CPython's compile of the text the rules read: of the bytes, where CPython surely decodes
+    them alike (`text_as_parsed`), else of the text as the rules decode it (a lone CR may hide
+    or show a line of a stateful codec's text); None where it cannot compile, or the bytes
+    cannot be decoded."""
+    if file.text is not None:
+        code = _compiled(file.raw)
+        return code if isinstance(code, CodeType) else None
+    try:
+        return compile_python(SourceText.decode(file.raw).text)
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
 
 
 @lru_cache(maxsize=1)

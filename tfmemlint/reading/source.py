@@ -303,11 +303,11 @@ def text_as_parsed(raw: bytes) -> str | None:
     return source.text if source.encoding in ("utf-8", "utf-8-sig") else None
 
 
-def compile_python(raw: bytes) -> CodeType:
-    """CPython's compile of a file's bytes (its coding cookie and BOM as Python reads them),
-    as plain as Python runs it, and as quiet as `parse_python`."""
+def compile_python(source: bytes | str) -> CodeType:
+    """CPython's compile of a file's bytes (its coding cookie and BOM as Python reads them), or
+    of a text, as plain as Python runs it, and as quiet as `parse_python`."""
     with _quietly():
-        return compile(raw, "<tfmemlint>", "exec", dont_inherit=True, optimize=0)
+        return compile(source, "<tfmemlint>", "exec", dont_inherit=True, optimize=0)
 
 
 @contextlib.contextmanager
