@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import BEFORE, lint_text, run_cli, write_notebook
-from tfmemlint.checking import engine
+from tfmemlint.checking import engine, prefilter
 from tfmemlint.checking.engine import UnfaithfulParseError
 from tfmemlint.checking.prefilter import code_may_have_findings, may_have_findings
 from tfmemlint.configuration.settings import Settings, select_rules
@@ -137,6 +137,46 @@ def test_the_names_come_from_the_text_the_rules_read(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_bytes(raw)
     done = run_cli("--no-cache", "--isolated", "--output-format", "json", ".", cwd=tmp_path)
     assert [finding["code"] for finding in json.loads(done.stdout)] == ["TFM101"], done.stderr
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"# coding: utf-7\nimport +AHQ-ensorflow as tf\nsess = tf.+AFM-ession()\n",
+        b"# coding: unicode_escape\nimport \\x74ensorflow as tf\nsess = tf.\\x53ession()\n",
+    ],
+)
+def test_words_spelled_in_other_bytes_are_still_found(tmp_path: Path, raw: bytes) -> None:
+    """The file declares an encoding that spells ASCII with other bytes: no search of the
+    bytes can rule a finding out, and the session in the text is reported."""
+    assert b"tensorflow" not in raw and b"Session" not in raw
+    (tmp_path / "train.py").write_bytes(raw)
+    done = run_cli("--no-cache", "--isolated", "--output-format", "json", ".", cwd=tmp_path)
+    assert [finding["code"] for finding in json.loads(done.stdout)] == ["TFM101"], done.stderr
+
+
+def test_an_encoding_that_keeps_ascii_keeps_the_byte_search() -> None:
+    """Latin-1, GBK or UTF-8 declared: each ASCII word is its own bytes, and a file that holds
+    none of the words is still set aside on them."""
+    for encoding in ("latin-1", "gbk", "utf-8", "cp1252", "iso2022_kr"):
+        raw = f"# -*- coding: {encoding} -*-\nx = 1\n".encode()
+        assert not may_have_findings(raw, EVERYTHING)
+        assert prefilter.first_stage(raw, EVERYTHING, lambda: None) == ""
+
+
+def test_an_import_line_in_a_string_does_not_hide_the_project(tmp_path: Path) -> None:
+    """A line that reads as `import tensorflow` but sits in a string: the file imports
+    TensorFlow only through its project's stand-in, and its session is found through it. The
+    pre-filter once took the line for the file's own import, and never asked the project."""
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("from .compat import tfv1\n")
+    (tmp_path / "mypkg" / "compat.py").write_text("import tensorflow.compat.v1 as tfv1\n")
+    (tmp_path / "train.py").write_text(
+        'X = """\nimport tensorflow as tf\n"""\nfrom mypkg import tfv1\n\nsess = tfv1.Session()\n'
+    )
+    done = run_cli("--no-cache", "--isolated", "--output-format", "json", ".", cwd=tmp_path)
+    found = [(Path(f["filename"]).name, f["code"]) for f in json.loads(done.stdout)]
+    assert found == [("train.py", "TFM101")], done.stderr
 
 
 def test_a_notebooks_json_gets_the_byte_stage_only(tmp_path: Path) -> None:

@@ -13,14 +13,16 @@ from __future__ import annotations
 import ast
 import contextlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from types import CodeType
 from typing import TYPE_CHECKING, Literal
 
+from tfmemlint.project.module_summary import imports_in_tree
 from tfmemlint.reading.source import (
     SourceError,
     SourceText,
+    ascii_as_bytes,
     compile_python,
     lines_holding,
     parse_python,
@@ -188,6 +190,11 @@ class ScreenedFile:
         return self._text
 
     @property
+    def parsed(self) -> bool:
+        """Whether `tree` was asked for already."""
+        return self._parsed
+
+    @property
     def tree(self) -> ast.Module | None:
         """CPython's syntax tree of the bytes, parsed once for every screen that asks; None
         where CPython cannot parse them."""
@@ -273,15 +280,31 @@ def _screened_in(file: ScreenedFile, screens: list[str]) -> bool:
     return tree is None or any(load(screen)(tree, file) for screen in screens)
 
 
-def _imports_tensorflow_itself(raw: bytes) -> bool:
+def _imports_tensorflow_itself(file: ScreenedFile) -> bool:
     """Whether a line of the bytes starts with an import of TensorFlow or Keras by name
     (`import tensorflow as tf`, `from keras import layers`; not `# import tensorflow`, nor
-    `tensorflow_tts`). Where the import is real, the names its code uses hold their module
-    words, so a project stand-in adds nothing to what the second stage saw, and TFM205's
-    screen anchors on it, so it judged the program, the project's modules included; JAX
-    reached through the project (TFM208) is still looked for. (Such a line in a string, or
-    under `try`, leaves the file as the first stage left it.)"""
-    return _TENSORFLOW_IMPORT.search(lines_holding(raw, [b"tensorflow", b"keras"])) is not None
+    `tensorflow_tts`), and the line is code. Where the import is real, the names its code uses
+    hold their module words, so a project stand-in adds nothing to what the second stage saw,
+    and TFM205's screen anchors on it, so it judged the program, the project's modules
+    included; JAX reached through the project (TFM208) is still looked for.
+
+    The line is code where CPython's tree, parsed for a screen, holds such an import, or else
+    where the names of its compile (the second stage's) hold TensorFlow's or Keras's: a line
+    in a string leaves neither. Where neither may spell the text the rules read, it is not."""
+    if _TENSORFLOW_IMPORT.search(lines_holding(file.raw, [b"tensorflow", b"keras"])) is None:
+        return False
+    if file.text is None:
+        return False
+    imported: Iterable[str]
+    if file.parsed:
+        tree = file.tree
+        imported = imports_in_tree(tree) if tree is not None else ()
+    else:
+        # A dotted name there is an import's; a plain `tensorflow` may be a variable's too,
+        # which makes a line in a string pass for code (rare: a miss only with a project
+        # stand-in beside it).
+        imported = _names_in_code(file) or ()
+    return any(name.partition(".")[0] in ("tensorflow", "keras") for name in imported)
 
 
 _TENSORFLOW_IMPORT = re.compile(
@@ -385,8 +408,8 @@ def first_stage(
     stands for TensorFlow; "" when it cannot hold a finding. `resolver` gives the file's view
     of the project index, asked for only when the words alone do not decide. `notebook_code`:
     the bytes are a notebook's cells as one module, not its JSON."""
-    if may_have_findings(raw, selected):
-        return "words"
+    if may_have_findings(raw, selected) or not ascii_as_bytes(raw):
+        return "words"  # (where the bytes may spell the words otherwise, no search can tell)
     if _script_entry(raw, selected, resolver):
         return "entry"
     if holds_any(raw, TENSORFLOW_MODULES):
@@ -445,6 +468,8 @@ def prefilter_verdict(
     """Both stages of the pre-filter, as every caller applies them to a file's bytes (with
     `notebook`, a notebook's cells as one module): "parse" when the engine must see the file,
     "screened" when its code rules a finding out, "" when its bytes do."""
+    if not ascii_as_bytes(raw):
+        return "parse"  # the words may sit in other bytes: neither stage can tell
     if notebook and _tensorflow_for_tfm205(raw, selected):
         return "parse"  # every notebook is an entry point, whatever else its words hold
     passes = first_stage(raw, selected, resolver, notebook)
@@ -459,7 +484,7 @@ def prefilter_verdict(
         # The families whose words it holds find nothing in its code. Those words may sit in a
         # comment (`# tensorflow`) or a package's name (`tensorflow_tts`), and the file may
         # still reach TensorFlow or JAX through the project, as a file without them would.
-        if notebook or not _imports_tensorflow_itself(raw):
+        if notebook or not _imports_tensorflow_itself(screened):
             route = _through_the_project(raw, selected, resolver, notebook)
         else:  # only JAX through the project can add to what it was judged with
             route = _jax_through_project(raw, selected, resolver, notebook)

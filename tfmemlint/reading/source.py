@@ -293,7 +293,7 @@ def text_as_parsed(raw: bytes) -> str | None:
     shift at `\\n` alone), and the two read the declaration differently: `tokenize` looks for it
     in the first two lines as split at `\\n` alone, CPython at a lone `\\r` too, and `tokenize`
     refuses a first line that is not UTF-8 where CPython reads on."""
-    head = b"\n".join(raw.split(b"\n", 2)[:2])
+    head = _declaration_lines(raw)
     if b"coding" in head and b"\r" in head.replace(b"\r\n", b""):
         return None
     try:
@@ -301,6 +301,47 @@ def text_as_parsed(raw: bytes) -> str | None:
     except SourceError:
         return None
     return source.text if source.encoding in ("utf-8", "utf-8-sig") else None
+
+
+def _declaration_lines(raw: bytes) -> bytes:
+    """The first two lines of the bytes, split at `\\n` alone: where `tokenize` looks for an
+    encoding declaration."""
+    first = raw.find(b"\n")
+    second = raw.find(b"\n", first + 1) if first >= 0 else -1
+    return raw if second < 0 else raw[:second]
+
+
+def ascii_as_bytes(raw: bytes) -> bool:
+    """Whether each ASCII letter, digit and mark of the text the rules read (`SourceText.decode`)
+    is its own byte in the file, so that a search of the bytes for an ASCII word answers for the
+    text: a file that declares no encoding (UTF-8), or one of the encodings that keep ASCII so.
+    Not `utf-7` (`+AHQ-ensorflow` is `tensorflow`), `unicode_escape` (`\\x74`), UTF-16, EBCDIC
+    or an encoding someone registered. A declaration `tokenize` refuses leaves the bytes as they
+    are: the text cannot be read either."""
+    if b"coding" not in _declaration_lines(raw):
+        return True
+    import codecs  # here: only files that declare an encoding
+    import io
+    import tokenize
+
+    try:
+        encoding = codecs.lookup(tokenize.detect_encoding(io.BytesIO(raw).readline)[0]).name
+    except (SyntaxError, LookupError):
+        return True
+    return encoding not in _ASCII_OTHERWISE and (
+        encoding in ("utf-8", "ascii", "hz", "johab", "kz1048", "ptcp154", "tis-620", "hp-roman8")
+        or encoding.startswith(_ASCII_ALIKE)
+    )
+
+
+# Encodings in which every ASCII character is its own byte (tested against each byte of the
+# single-byte ones), by the names `codecs.lookup` gives...
+_ASCII_ALIKE = ("iso8859-", "cp", "koi8-", "mac-", "euc_", "gb", "big5", "shift_jis", "iso2022_")
+# ...but these, which spell ASCII with other bytes: EBCDIC, and two Mac encodings that give
+# bytes above 127 the meaning of ASCII marks.
+_ASCII_OTHERWISE = frozenset(
+    {"cp037", "cp273", "cp424", "cp500", "cp875", "cp1026", "cp1140", "mac-arabic", "mac-farsi"}
+)
 
 
 def compile_python(source: bytes | str) -> CodeType:
