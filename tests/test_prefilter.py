@@ -144,10 +144,14 @@ def test_the_names_come_from_the_text_the_rules_read(tmp_path: Path) -> None:
     [
         b"# coding: utf-7\nimport +AHQ-ensorflow as tf\nsess = tf.+AFM-ession()\n",
         b"# coding: unicode_escape\nimport \\x74ensorflow as tf\nsess = tf.\\x53ession()\n",
+        # Stateful encodings: a shift that changes nothing reads as nothing inside a word.
+        b"# -*- coding: iso2022_jp -*-\nimport ten\x1b(Bsorflow as tf\nsess = tf.Ses\x1b(Bsion()\n",
+        b"# coding: iso2022_kr\nimport ten\x0e\x0fsorflow as tf\nsess = tf.Ses\x0e\x0fsion()\n",
+        b"# coding: hz\nimport ten~\nsorflow as tf\nsess = tf.Ses~\nsion()\n",
     ],
 )
 def test_words_spelled_in_other_bytes_are_still_found(tmp_path: Path, raw: bytes) -> None:
-    """The file declares an encoding that spells ASCII with other bytes: no search of the
+    """The file declares an encoding that may spell ASCII with other bytes: no search of the
     bytes can rule a finding out, and the session in the text is reported."""
     assert b"tensorflow" not in raw and b"Session" not in raw
     (tmp_path / "train.py").write_bytes(raw)
@@ -156,10 +160,11 @@ def test_words_spelled_in_other_bytes_are_still_found(tmp_path: Path, raw: bytes
 
 
 def test_an_encoding_that_keeps_ascii_keeps_the_byte_search() -> None:
-    """Latin-1, GBK or UTF-8 declared: each ASCII word is its own bytes, and a file that holds
-    none of the words is still set aside on them."""
-    for encoding in ("latin-1", "gbk", "utf-8", "cp1252", "iso2022_kr"):
-        raw = f"# -*- coding: {encoding} -*-\nx = 1\n".encode()
+    """Latin-1, GBK or UTF-8 declared (after a BOM too): each ASCII word is its own bytes,
+    and a file that holds none of the words is still set aside on them."""
+    declared = ("latin-1", "gbk", "utf-8", "cp1252", "shift_jis")
+    files = [f"# -*- coding: {encoding} -*-\nx = 1\n".encode() for encoding in declared]
+    for raw in [*files, b"\xef\xbb\xbf# -*- coding: utf-8 -*-\nx = 1\n"]:
         assert not may_have_findings(raw, EVERYTHING)
         assert prefilter.first_stage(raw, EVERYTHING, lambda: None) == ""
 

@@ -329,14 +329,18 @@ def ascii_as_bytes(raw: bytes) -> bool:
     except (SyntaxError, LookupError):
         return True
     return encoding not in _ASCII_OTHERWISE and (
-        encoding in ("utf-8", "ascii", "hz", "johab", "kz1048", "ptcp154", "tis-620", "hp-roman8")
-        or encoding.startswith(_ASCII_ALIKE)
+        encoding in _ASCII_ALIKE or encoding.startswith(_ASCII_ALIKE_FAMILIES)
     )
 
 
-# Encodings in which every ASCII character is its own byte (tested against each byte of the
-# single-byte ones), by the names `codecs.lookup` gives...
-_ASCII_ALIKE = ("iso8859-", "cp", "koi8-", "mac-", "euc_", "gb", "big5", "shift_jis", "iso2022_")
+# Encodings in which each ASCII character of the text is its own byte, and no bytes read as
+# nothing between two of them (tested against every sequence of one and two bytes), by the
+# names `codecs.lookup` gives. Not the stateful `iso2022_*` and `hz`: a shift that changes
+# nothing (`ten\x1b(Bsorflow`, `ten~\nsorflow`) reads as nothing inside a word.
+_ASCII_ALIKE = frozenset(
+    {"utf-8", "utf-8-sig", "ascii", "johab", "kz1048", "ptcp154", "tis-620", "hp-roman8"}
+)
+_ASCII_ALIKE_FAMILIES = ("iso8859-", "cp", "koi8-", "mac-", "euc_", "gb", "big5", "shift_jis")
 # ...but these, which spell ASCII with other bytes: EBCDIC, and two Mac encodings that give
 # bytes above 127 the meaning of ASCII marks.
 _ASCII_OTHERWISE = frozenset(
