@@ -18,7 +18,6 @@ from functools import lru_cache
 from types import CodeType
 from typing import TYPE_CHECKING, Literal
 
-from tfmemlint.project.module_summary import imports_in_tree
 from tfmemlint.reading.source import (
     SourceError,
     SourceText,
@@ -297,6 +296,9 @@ def _imports_tensorflow_itself(file: ScreenedFile) -> bool:
         return False
     imported: Iterable[str]
     if file.parsed:
+        # Here, not at the top: a run whose files pass no stage never imports the summaries.
+        from tfmemlint.project.module_summary import imports_in_tree
+
         tree = file.tree
         imported = imports_in_tree(tree) if tree is not None else ()
     else:
