@@ -315,9 +315,9 @@ def ascii_as_bytes(raw: bytes) -> bool:
     """Whether each ASCII letter, digit and mark of the text the rules read (`SourceText.decode`)
     is its own byte in the file, so that a search of the bytes for an ASCII word answers for the
     text: a file that declares no encoding (UTF-8), or one of the encodings that keep ASCII so.
-    Not `utf-7` (`+AHQ-ensorflow` is `tensorflow`), `unicode_escape` (`\\x74`), UTF-16, EBCDIC
-    or an encoding someone registered. A declaration `tokenize` refuses leaves the bytes as they
-    are: the text cannot be read either."""
+    Not `utf-7` (`+AHQ-ensorflow` is `tensorflow`), `unicode_escape` (`\\x74`), the stateful
+    `iso2022_*` and `hz`, UTF-16, EBCDIC or an encoding someone registered. A declaration
+    `tokenize` refuses leaves the bytes as they are: the text cannot be read either."""
     if b"coding" not in _declaration_lines(raw):
         return True
     import codecs  # here: only files that declare an encoding
