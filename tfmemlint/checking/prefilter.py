@@ -410,8 +410,20 @@ def first_stage(
     stands for TensorFlow; "" when it cannot hold a finding. `resolver` gives the file's view
     of the project index, asked for only when the words alone do not decide. `notebook_code`:
     the bytes are a notebook's cells as one module, not its JSON."""
-    if may_have_findings(raw, selected) or not ascii_as_bytes(raw):
-        return "words"  # (where the bytes may spell the words otherwise, no search can tell)
+    if not ascii_as_bytes(raw):
+        return "words"  # the bytes may spell the words otherwise: no search can tell
+    return _first_stage(raw, selected, resolver, notebook_code)
+
+
+def _first_stage(
+    raw: bytes,
+    selected: frozenset[str],
+    resolver: Callable[[], FileResolver | None],
+    notebook_code: bool = False,
+) -> Literal["words", "entry", "program", "project", ""]:
+    """`first_stage`, of bytes that spell every ASCII word as the text does."""
+    if may_have_findings(raw, selected):
+        return "words"
     if _script_entry(raw, selected, resolver):
         return "entry"
     if holds_any(raw, TENSORFLOW_MODULES):
@@ -474,7 +486,7 @@ def prefilter_verdict(
         return "parse"  # the words may sit in other bytes: neither stage can tell
     if notebook and _tensorflow_for_tfm205(raw, selected):
         return "parse"  # every notebook is an entry point, whatever else its words hold
-    passes = first_stage(raw, selected, resolver, notebook)
+    passes = _first_stage(raw, selected, resolver, notebook)
     if not passes:
         return ""
     screened = ScreenedFile(raw, notebook, resolver)
