@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
-from tfmemlint.checking.prefilter import code_may_have_findings, may_have_findings
+from tfmemlint.checking.prefilter import ScreenedFile, code_may_have_findings, may_have_findings
 from tfmemlint.configuration.settings import Policy, Settings, select_rules
-from tfmemlint.reading.source import SourceText
+from tfmemlint.reading.source import SourceText, parse_python
 from tfmemlint.rules import ALL_RULES
+from tfmemlint.rules.jax_allocator import screen as jax_screen
 
 DEFAULT = Settings.default(ALL_RULES)
 ALL_JAX = Settings(Policy(), select_rules(ALL_RULES, extend_select=["TFM209"]))
@@ -564,7 +565,10 @@ def test_the_screen_passes_a_module_whose_syntax_tree_may_not_spell_its_text(
     tmp_path: Path, raw: bytes, code: str
 ) -> None:
     """Where CPython's parse of the bytes may decode them otherwise than the text the rules
-    read, or that text cannot be read, the screen trusts no tree: the file goes on."""
+    read, or that text cannot be read, the screen trusts no tree: the file goes on. (The
+    screen is asked itself as well: a declared `utf-7` or `iso2022_kr` skips the whole
+    pre-filter.)"""
+    assert jax_screen.may_find(parse_python(raw), ScreenedFile(raw))
     (tmp_path / "t.py").write_bytes(raw)
     done = run_cli("--no-cache", "--isolated", "--output-format", "json", "t.py", cwd=tmp_path)
     assert [finding["code"] for finding in json.loads(done.stdout)] == [code], done.stderr

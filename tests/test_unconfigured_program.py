@@ -15,11 +15,13 @@ import pytest
 
 from tests.conftest import codes, fixed, lint_text, run_cli, write_notebook
 from tfmemlint.checking.prefilter import (
+    ScreenedFile,
     code_may_have_findings,
     may_have_findings,
     prefilter_verdict,
 )
 from tfmemlint.configuration.settings import Policy, Settings
+from tfmemlint.reading.source import parse_python
 from tfmemlint.rules import ALL_RULES
 from tfmemlint.rules.programs import TEST_RUNNERS
 from tfmemlint.rules.unconfigured_program import FAMILY as UNCONFIGURED_PROGRAM_FAMILY
@@ -1358,6 +1360,7 @@ def test_the_screen_passes_a_module_whose_syntax_tree_may_not_spell_its_text(
     root = _project(tmp_path, {"app/__init__.py": ""})
     (root / "app" / "train.py").write_bytes(raw)
     assert _verdict(root / "app" / "train.py") == "parse"
+    assert _screen_lets_through(root / "app" / "train.py")
     done = run_cli("--no-cache", "--output-format", "json", str(root), cwd=root)
     assert [finding["code"] for finding in json.loads(done.stdout)] == ["TFM205"], done.stderr
 
@@ -1372,6 +1375,7 @@ def test_the_screen_trusts_no_tree_that_may_hide_the_import_of_tensorflow(tmp_pa
         b'X = """\x0e\x30\x21\r\x22\x22\x22\x3c\x0f"""\nimport tensorflow as tf\n# """\n'
         b"print(tf.zeros(1))\n"
     )
+    assert _screen_lets_through(tmp_path / "train.py")
     done = run_cli("--no-cache", "--isolated", "--output-format", "json", ".", cwd=tmp_path)
     assert [finding["code"] for finding in json.loads(done.stdout)] == ["TFM205"], done.stderr
 
@@ -1415,6 +1419,15 @@ def test_a_module_that_acts_at_module_level_is_a_script_only_outside_a_package(
         str(root / "examples" / "demo.py")
     ]
     assert _verdict(root / "jobs" / "run.py") == "screened"
+
+
+def _screen_lets_through(path: Path) -> bool:
+    """TFM205's screen alone, on CPython's tree of the file. (A file whose declared encoding
+    may spell the words otherwise, `iso2022_kr`, `utf-7`, skips the pre-filter whole: its
+    verdict does not show what the screen would do.)"""
+    raw = path.read_bytes()
+    project = new_project_index(None).resolver(str(path))
+    return screen.may_find(parse_python(raw), ScreenedFile(raw, project=lambda: project))
 
 
 def _verdict(path: Path) -> str:
