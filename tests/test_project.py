@@ -4,6 +4,7 @@ follow."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -237,6 +238,39 @@ def test_a_programs_walk_reads_no_imports_it_has_no_room_for(
     walked = {os.path.basename(p) for p in walker.program_modules(str(root / "pkg" / "hub.py"))}
     assert len(walked) == index_module.PROGRAM_MODULES
     assert walked <= {os.path.basename(d.path) for d in walker.dependencies()}
+
+
+def test_a_question_of_a_modules_tree_is_answered_once_per_run(tmp_path: Path) -> None:
+    """Every program a run walks asks the same of each module it enters (is it TF1 code?): the
+    index answers each question of each module once, and every file that asks still depends on
+    the module."""
+    root = project(
+        tmp_path / "repo",
+        {
+            "models.py": "import tensorflow as tf\nx = tf.placeholder(tf.float32)\n",
+            "broken.py": "def (:\n",
+            "a.py": "import models\n",
+            "b.py": "import models\n",
+        },
+    )
+    index = new_project_index(None)
+    asked: list[str] = []
+
+    def names_a(tree: ast.Module, name: str) -> bool:
+        asked.append(name)
+        return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(tree))
+
+    models, broken = str(root / "models.py"), str(root / "broken.py")
+    first, second = (index.resolver(str(root / f"{name}.py")) for name in ("a", "b"))
+    assert first.tree_answer(models, names_a, "x") is True
+    assert second.tree_answer(models, names_a, "x") is True
+    assert second.tree_answer(models, names_a, "y") is False
+    assert asked == ["x", "y"]  # once for each question, whichever file asks
+    assert first.tree_answer(broken, names_a, "x") is None  # CPython cannot parse it
+    assert asked == ["x", "y"]
+    for resolver in (first, second):
+        assert "models.py" in {os.path.basename(d.path) for d in resolver.dependencies()}
+    assert "broken.py" in {os.path.basename(d.path) for d in first.dependencies()}
 
 
 @pytest.mark.parametrize(

@@ -21,9 +21,9 @@ import contextlib
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from tfmemlint.model import Dependency
 from tfmemlint.project.module_files import NOTHING, Deps, ModuleFiles, folders_up_to
@@ -63,6 +63,8 @@ def is_tensorflow(qualified: str) -> bool:
 
 # An answer and the files it was read from.
 _Answer = tuple[frozenset[str] | None, Deps]
+# What a rule's question of a module's syntax tree answers (`tree_answer`).
+Answer = TypeVar("Answer")
 
 
 def _roots(imported: Iterable[str]) -> frozenset[str]:
@@ -96,6 +98,8 @@ class ProjectIndex:
         self._leads: dict[tuple[str, tuple[bytes, ...]], tuple[bool, Deps]] = {}
         self._import_roots_parsed: dict[str, frozenset[str] | None] = {}
         self.trees: dict[str, ast.Module | None] = {}  # modules read with `ast` (syntax_tree)
+        # What rules asked of those trees (tree_answer): (path, question, its arguments).
+        self._tree_answers: dict[tuple[str, Callable[..., Any], tuple[Any, ...]], Any] = {}
         self._in_progress: set[tuple[str, str]] = set()
         self._reaching: set[str] = set()
         self._cuts = 0  # import cycles cut so far (see _remembered)
@@ -133,6 +137,20 @@ class ProjectIndex:
         if keep:
             self.trees[path] = tree
         return tree, read
+
+    def tree_answer(
+        self, path: str, question: Callable[..., Answer], *args: Any
+    ) -> tuple[Answer | None, Deps]:
+        """`question(tree, *args)` of a project module's syntax tree (`syntax_tree`), once per
+        run for each: every program a run walks asks the same of each module it enters. None
+        where the module cannot be read or parsed; and the file, as a dependency."""
+        tree, read = self.syntax_tree(path)
+        if tree is None:
+            return None, read
+        key = (path, question, args)
+        if key not in self._tree_answers:
+            self._tree_answers[key] = question(tree, *args)
+        return self._tree_answers[key], read
 
     def launch_file(self, path: str) -> tuple[LaunchFile | None, Deps]:
         """A launch file, read once per run (None where it cannot be read, or is no launch
@@ -634,6 +652,13 @@ class FileResolver:
         tree, read = self.index.syntax_tree(path)
         self.read |= read
         return tree
+
+    def tree_answer(self, path: str, question: Callable[..., Answer], *args: Any) -> Answer | None:
+        """`question(tree, *args)` of a project module's syntax tree, once per run
+        (`ProjectIndex.tree_answer`); None where it cannot be read or parsed."""
+        answer, read = self.index.tree_answer(path, question, *args)
+        self.read |= read
+        return answer
 
     def imports_of(self, path: str) -> list[str]:
         """The project module files that the project module `path` imports, in order (its

@@ -312,10 +312,12 @@ def _preallocation_through_the_project(
         for module in project.program_modules(path):
             if project.mentions(module, _KEEPING_WORDS):
                 return
-            if through is None and project.mentions(module, JAX_WORDS):
-                tree = project.syntax_tree(module)
-                if tree is not None and _calls_into_jax(tree):
-                    through = binding, module
+            if (
+                through is None
+                and project.mentions(module, JAX_WORDS)
+                and project.tree_answer(module, _calls_into_jax)
+            ):
+                through = binding, module
     if through is None:
         return
     binding, module = through
@@ -362,8 +364,7 @@ def _tensorflow_through_the_project(ctx: FileContext) -> str | None:
     for _, path in project_imports(ctx):
         if not project.mentions(path, (b"tensorflow",)):
             continue
-        tree = project.syntax_tree(path)
-        if tree is not None and _imports_tensorflow(tree):
+        if project.tree_answer(path, _imports_tensorflow):
             return project.display(path)
     return None
 

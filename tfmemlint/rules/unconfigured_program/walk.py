@@ -219,11 +219,14 @@ class Walk:
         program is about to run; one that runs TF1 code itself (`make_session()` building a
         `tf.Session`) makes the program a TF1 one from there on, as graph mode does."""
         project = self.entry.names.project
-        tree = project.syntax_tree(path) if project is not None else None
-        if tree is not None and tf1_code(tree):
+        if project is not None and project.tree_answer(path, tf1_code):
             if (path, runs) not in self.tf1_modules:
                 self.tf1_modules.append((path, runs))
-            if tf1_definition(tree, runs) if runs is not None else tf1_at_import(tree):
+            if (
+                project.tree_answer(path, tf1_definition, runs)
+                if runs is not None
+                else project.tree_answer(path, tf1_at_import)
+            ):
                 self.configured = self.turned_tf1 = True
             return None
         return self.read(self.entry.other_module(path))
@@ -594,22 +597,24 @@ class Walk:
             if other is not None:
                 self.block(other, other.module)
             return
-        if project.mentions(path, _TF1_WORDS):
-            tree = project.syntax_tree(path)
-            if tree is not None and tf1_code(tree) and tf1_at_import(tree):
-                self.configured = self.turned_tf1 = True  # TF1 from here on (a session)
-                return
+        if (
+            project.mentions(path, _TF1_WORDS)
+            and project.tree_answer(path, tf1_code)
+            and project.tree_answer(path, tf1_at_import)
+        ):
+            self.configured = self.turned_tf1 = True  # TF1 from here on (a session)
+            return
         if project.mentions(path, _TENSORFLOW_WORDS):
             # Read cheaply for a call that may start the runtime at import, and where one may,
             # in full: a start there comes before any setting the entry makes later.
-            tree = project.syntax_tree(path)
-            if tree is not None and calls_tensorflow_at_import(tree):
+            calls = project.tree_answer(path, calls_tensorflow_at_import)
+            if calls:
                 other = self.enter(path)
                 if other is not None:
                     self.block(other, other.module)
                     if self.done():
                         return
-            if self.top <= self.anchor_top and (tree is None or calls_tensorflow_at_import(tree)):
+            if self.top <= self.anchor_top and calls is not False:
                 # before the fix's place, a start it may make would come before the fix
                 self.early_start = project.display(path)
         if depth + 1 >= IMPORT_LEVELS and not self.starts_at_import:
