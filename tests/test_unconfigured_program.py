@@ -22,7 +22,7 @@ from tfmemlint.checking.prefilter import (
 )
 from tfmemlint.configuration.settings import Policy, Settings
 from tfmemlint.reading.source import parse_python
-from tfmemlint.rules import ALL_RULES
+from tfmemlint.rules import ALL_RULES, entry_screen
 from tfmemlint.rules.programs import TEST_RUNNERS
 from tfmemlint.rules.unconfigured_program import FAMILY as UNCONFIGURED_PROGRAM_FAMILY
 from tfmemlint.rules.unconfigured_program import THROUGH_PROJECT_WORDS, screen
@@ -1465,16 +1465,16 @@ def test_the_screen_reads_the_text_as_python_decodes_it(raw: bytes) -> None:
 def test_the_screen_follows_each_alias_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Eight levels of eight names, each an alias of every name of the next level: what each
     name may be spelled as is worked out once, not once per path to it (8 ** 8 paths)."""
-    from tfmemlint.rules.unconfigured_program import screen
-
     lines = [
         f"n{level}_{i} = n{level + 1}_{j}" for level in range(8) for i in range(8) for j in range(8)
     ]
     source = _STARTS + "\n".join(lines) + "\nran = n0_0(print)  # __main__\n"
     looked_up = []
-    name_of = screen._Spellings._name
+    name_of = entry_screen._Spellings._name
     monkeypatch.setattr(
-        screen._Spellings, "_name", lambda self, *key: looked_up.append(key) or name_of(self, *key)
+        entry_screen._Spellings,
+        "_name",
+        lambda self, *key: looked_up.append(key) or name_of(self, *key),
     )
     assert not code_may_have_findings(source.encode(), DEFAULT.selected)
     assert len(looked_up) == len(set(looked_up)) <= 9 * 9 * 8
@@ -2167,5 +2167,5 @@ def test_the_screen_looks_for_global_statements_where_a_statement_may_start(
     text: str, declares: bool
 ) -> None:
     """Where one may be, the screen reads every binding in the module, not only those that run
-    at import (see `screen.may_be_an_entry`)."""
-    assert screen._may_declare_global(text) is declares
+    at import (see `entry_screen.may_be_an_entry`)."""
+    assert entry_screen._may_declare_global(text) is declares
