@@ -462,7 +462,7 @@ def test_a_jax_word_inside_an_identifier_is_not_parsed_and_an_entry_through_such
     """A view's `is_ajax`, a printer's `mathjax`: not JAX, so the file is never parsed. An entry
     with a `__main__` guard whose only JAX word sits inside a module's name (`netjax`) reaches
     JAX through that module, which the pre-filter's walk through the project finds: TFM208
-    reports it."""
+    reports it. The module itself is no program: it is never parsed either."""
     root = _project(
         tmp_path,
         {
@@ -474,8 +474,8 @@ def test_a_jax_word_inside_an_identifier_is_not_parsed_and_an_entry_through_such
     done = run_cli("--no-cache", "--isolated", "-v", str(root), cwd=root)
     assert "train.py:1:1: TFM208" in done.stdout, done.stdout
     assert "views.py" not in done.stdout
-    assert re.search(r"pre-filtered out +1 files", done.stderr), done.stderr
-    assert re.search(r"parsed \([^)]*\) +2 files", done.stderr), done.stderr
+    assert re.search(r"pre-filtered out +2 files", done.stderr), done.stderr
+    assert re.search(r"parsed \([^)]*\) +1 files", done.stderr), done.stderr
 
 
 @pytest.mark.parametrize(
@@ -506,13 +506,19 @@ def test_a_module_whose_jax_words_are_no_import_nor_variable_is_set_aside_unpars
     assert lint_text("t.py", source, Settings(selected=JAX_FAMILY)) == []
 
 
+# A library's modules that import JAX or Keras: no program, nor a setting of JAX's.
+LIBRARY_MODULES = [
+    "import jax.numpy as jnp\n",
+    "try:\n    from flax import linen\nexcept ImportError:\n    linen = None\n",
+    "def main():\n    import haiku as hk\n\n    return hk\n",
+    "import keras\n\nuse_jax = True\n",
+]
+
+
 @pytest.mark.parametrize(
     "source",
     [
-        "import jax.numpy as jnp\n",
-        "try:\n    from flax import linen\nexcept ImportError:\n    linen = None\n",
-        "def main():\n    import haiku as hk\n\n    return hk\n",
-        "import keras\n\nuse_jax = True\n",
+        *(module + MAIN for module in LIBRARY_MODULES),
         'import os\n\nos.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"  # use_jax\n',
         # the same in UTF-7, whose bytes spell `_` as `+AF8-`
         '# -*- coding: utf-7 -*-\nimport os\n\nos.environ["XLA+AF8-PYTHON_CLIENT_PREALLOCATE"] = "no"\n'
@@ -522,7 +528,7 @@ def test_a_module_whose_jax_words_are_no_import_nor_variable_is_set_aside_unpars
         'import os\n\nos.environ.update(XLA_PYTHON_CLIENT_PREALLOCATE="no")\n',
     ],
 )
-def test_the_second_stage_passes_a_module_that_imports_jax_or_keras_or_sets_a_variable(
+def test_the_second_stage_passes_a_program_that_imports_jax_or_keras_or_a_variables_setting(
     source: str,
 ) -> None:
     assert code_may_have_findings(source.encode(), JAX_FAMILY)
@@ -531,6 +537,30 @@ def test_the_second_stage_passes_a_module_that_imports_jax_or_keras_or_sets_a_va
         text = SourceText.decode(source.encode()).text
         found = lint_text("t.py", text, Settings(selected=JAX_FAMILY))
         assert [finding.code for finding in found] == ["TFM210"], found
+
+
+@pytest.mark.parametrize("source", LIBRARY_MODULES)
+def test_a_library_module_that_imports_jax_is_set_aside_unparsed(source: str) -> None:
+    """TFM208 and TFM209 report a program only, and TFM210 and TFM211 a setting: a module that
+    imports JAX but is surely no program (`entry_screen.may_be_an_entry`) and sets nothing is
+    never parsed (google/flax: 299 of its modules)."""
+    raw = source.encode()
+    assert may_have_findings(raw, JAX_FAMILY)
+    assert not code_may_have_findings(raw, JAX_FAMILY)
+
+
+def test_a_module_run_by_a_script_entry_is_a_program_to_the_screen(tmp_path: Path) -> None:
+    """A function that a script entry of pyproject.toml runs makes its module an entry point,
+    which the screen of entry points leaves to its caller: JAX's screen asks the project."""
+    library = "import jax\n\n\ndef main():\n    print(jax.numpy.zeros(3))\n"
+    root = _project(tmp_path, {"p/__init__.py": "", "p/cli.py": library})
+    args = ("--no-cache", "--isolated", "--extend-select", "TFM209", str(root))
+    assert "TFM209" not in run_cli(*args, cwd=root).stdout
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "p"\n[project.scripts]\nrun = "p.cli:main"\n'
+    )
+    done = run_cli(*args, cwd=root)
+    assert "cli.py:1:1: TFM209" in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """This family's part of the pre-filter's second stage, told from CPython's syntax tree: a
 module whose JAX words are no import and no allocator variable (`_jaxcode`, `use_jax`, a
 docstring's "jax") holds nothing the family reports, unless a project module it imports leads
-to JAX."""
+to JAX; nor does one that sets no allocator variable and is no program (a library's module),
+since TFM208 and TFM209 report programs only."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from tfmemlint.project.module_summary import imports_in_tree
+from tfmemlint.rules.entry_screen import may_be_an_entry, names_as_written
 from tfmemlint.rules.jax_allocator import VARIABLES_PREFIX
 from tfmemlint.rules.programs import JAX_MODULES, JAX_WORDS, KERAS_IMPORTERS
 from tfmemlint.rules.variables import JAX_VARIABLES
@@ -26,19 +28,35 @@ _VARIABLES_PREFIX = VARIABLES_PREFIX.decode()
 
 def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     """False for a Python module (not a notebook, whose `%env` lines are no longer in its
-    code's bytes) that sets none of JAX's allocator variables (TFM210 and TFM211 judge those
-    settings), whose import statements name no package of JAX's or Keras's, and none of whose
-    imports of project modules leads to a module that imports JAX."""
+    code's bytes, and which is always a program) that sets none of JAX's allocator variables
+    (TFM210 and TFM211 judge those settings), and either is surely no program (TFM208 and
+    TFM209 start only from one: `check._preallocation`), or has no import statement that names
+    a package of JAX's or Keras's and no import of a project module that leads to a module
+    that imports JAX."""
     if file.notebook:
         return True
     text = file.text
     if text is None or _may_set_a_variable(tree, text):
         return True  # the tree may not spell the text the rule reads, or none can be read
+    if not _may_be_a_program(tree, text, file):
+        return False
     imported = set(imports_in_tree(tree))
     if any(name.partition(".")[0] in _STARTING_ROOTS for name in imported):
         return True
     project = file.project()
     return project is not None and _leads_to_jax(project, imported)
+
+
+def _may_be_a_program(tree: ast.Module, text: str, file: ScreenedFile) -> bool:
+    """Whether `entry_points.entry_point` may take the module for an entry point: as the
+    screen of entry points tells (`entry_screen.may_be_an_entry`), or where a script entry
+    of pyproject.toml runs one of its functions, which that screen leaves to its caller."""
+    if not names_as_written(text):
+        return True  # CPython's tree may spell a name otherwise than the rule reads it
+    if may_be_an_entry(tree, text, file.project):
+        return True
+    project = file.project()
+    return project is not None and bool(project.script_functions())
 
 
 def _may_set_a_variable(tree: ast.Module, text: str) -> bool:
