@@ -7,6 +7,8 @@ alike. ruff's ratios stay beside them as the outside anchor. Reports medians, ne
   warm        tfmemlint check (cached)     vs  the stat floor: import click, stat every file
                                                                                (<= 1.3 x)
   stress      the cold check on TensorFlow's own sources (--trees)            (<= 0.5 x)
+  projects    the cold check on real projects whose programs run through their own modules
+              (--trees: tensor2tensor and trax), against the same floors    (as cold)
   hook        tfmemlint on 5 files of TREE that make no session or runtime (naming no API the
               rules know), as a pre-commit hook runs it  vs  python -c "import click"  (<= 1.5 x)
   fix         tfmemlint --fix on 200 generated files that all need a fix  vs  libcst parsing
@@ -33,8 +35,9 @@ Usage: python bench/run.py TREE [--rounds N] [--json] [--only cold,warm,...] [--
        python bench/run.py --trees DIR [--wheels DIR] [--rounds N] [--json] [--only ...]
 
 --trees builds (once) the trees that look like real code (`trees.py`: a mixed monorepo of sympy,
-django, the generated TF1-era tree and Keras, JAX and tfds programs; TensorFlow's own sources)
-and runs cold, warm and hook on the monorepo and stress on TensorFlow's sources, in one run.
+django, the generated TF1-era tree and Keras, JAX and tfds programs; TensorFlow's own sources;
+two real projects) and runs cold, warm and hook on the monorepo, stress on TensorFlow's sources
+and projects on the projects, in one run.
 """
 
 from __future__ import annotations
@@ -403,6 +406,7 @@ def memory(tree: Path) -> dict:
 BENCHES = (
     "cold",
     "stress",
+    "projects",
     "warm",
     "hook",
     "fix",
@@ -415,7 +419,9 @@ BENCHES = (
 )
 
 
-ON_REAL_TREES = ("cold", "stress", "warm", "hook")
+ON_REAL_TREES = ("cold", "stress", "projects", "warm", "hook")
+# The benches that run only on a tree of `trees.py`'s own.
+ON_OWN_TREES = ("stress", "projects")
 STRESS_TARGET = 0.5
 
 
@@ -426,6 +432,7 @@ def run(
     cold_target: float,
     small: bool,
     stress_tree: Path | None = None,
+    projects_tree: Path | None = None,
 ) -> list[dict]:
     results = []
     with tempfile.TemporaryDirectory(prefix="tfmemlint-bench-") as folder:
@@ -439,6 +446,9 @@ def run(
                 assert stress_tree is not None, "stress runs on --trees"
                 stressed = cold(stress_tree, rounds, STRESS_TARGET)
                 results.append({**stressed, "name": "stress"})
+            elif name == "projects":
+                assert projects_tree is not None, "projects runs on --trees"
+                results.append({**cold(projects_tree, rounds, cold_target), "name": "projects"})
             elif name == "hook":
                 results.append(hook(tree, rounds, scratch))
             elif name == "fix":
@@ -473,21 +483,26 @@ def main() -> None:
     args = parser.parse_args()
     if (args.tree is None) == (args.trees is None):
         parser.error("give a TREE or --trees DIR")
-    default = ON_REAL_TREES if args.trees else [b for b in BENCHES if b != "stress"]
+    default = ON_REAL_TREES if args.trees else [b for b in BENCHES if b not in ON_OWN_TREES]
     only = [name for name in (args.only or ",".join(default)).split(",") if name]
     unknown = sorted(set(only) - set(BENCHES))
     if unknown:
         parser.error(f"unknown bench {', '.join(unknown)}; choose from {', '.join(BENCHES)}")
-    if "stress" in only and args.trees is None:
-        parser.error("stress runs on TensorFlow's sources: give --trees DIR")
-    stress_tree = None
+    own = [name for name in only if name in ON_OWN_TREES]
+    if own and args.trees is None:
+        parser.error(f"{own[0]} runs on a tree of trees.py's own: give --trees DIR")
+    stress_tree = projects_tree = None
     if args.trees is not None:
         if "stress" in only:  # the TensorFlow wheel is the one large download
             stress_tree = trees.stress(args.trees, args.wheels)
+        if "projects" in only:
+            projects_tree = trees.projects(args.trees, args.wheels)
         generated = 40 if args.small else trees.GENERATED_FILES
         args.tree = trees.monorepo(args.trees, args.wheels, generated)
     files = sum(1 for _ in args.tree.rglob("*.py"))
-    results = run(args.tree, args.rounds, only, args.cold_target, args.small, stress_tree)
+    results = run(
+        args.tree, args.rounds, only, args.cold_target, args.small, stress_tree, projects_tree
+    )
     if args.json:
         print(
             json.dumps(

@@ -4,12 +4,14 @@
   monorepo   a mixed monorepo: sympy and django as they ship, the bench's generated TF1-era
              tree (`generate.py`), and programs that start TensorFlow through Keras, JAX, tfds
              and the rest, each in a project folder of its own (the fixtures' `before` programs)
+  projects   real projects whose programs run through their own modules: tensor2tensor (TF1)
+             and trax (JAX and TensorFlow) as they ship, each in a folder of its own
 
 The wheels are looked for in --wheels (default: ~/.cache/tfmemlint-bench/wheels) and fetched
 there once with `pip download` when absent, so a second build needs no network. A tree that is
 already built is left as it is; each holds a `BUILT` file naming what it was built from.
 
-Usage: python bench/trees.py OUT [--wheels DIR]   (prints the two trees' paths)
+Usage: python bench/trees.py OUT [--wheels DIR]   (prints the trees' paths)
 """
 
 from __future__ import annotations
@@ -25,10 +27,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generate import generate
 
 ROOT = Path(__file__).resolve().parent.parent
-PINNED = {"tensorflow": "2.21.0", "sympy": "1.14.0", "django": "5.2.8"}
+PINNED = {
+    "tensorflow": "2.21.0",
+    "sympy": "1.14.0",
+    "django": "5.2.8",
+    "tensor2tensor": "1.15.7",
+    "trax": "1.4.1",
+}
 WHEELS = Path.home() / ".cache" / "tfmemlint-bench" / "wheels"
 GENERATED_FILES = 1000  # the generated TF1-era tree, as `generate.py` writes it for the bench
 PROGRAMS = ("before", "libraries/before", "notebooks/before")  # under fixtures/
+# Projects whose programs (160 and 77 modules with a `__main__` guard) import their own
+# modules, which TFM205's and TFM208's walks follow: what the monorepo's one-file programs and
+# generated scripts never make the bench pay for.
+PROJECTS = ("tensor2tensor", "trax")
 
 
 def wheel(name: str, folder: Path) -> Path:
@@ -93,12 +105,25 @@ def monorepo(out: Path, wheels: Path, generated: int = GENERATED_FILES) -> Path:
     return tree
 
 
+def projects(out: Path, wheels: Path) -> Path:
+    tree = out / "projects"
+    what = ", ".join(f"{name} {PINNED[name]}" for name in PROJECTS) + "\n"
+    if not _built(tree, what):
+        shutil.rmtree(tree, ignore_errors=True)
+        for name in PROJECTS:
+            # a folder of its own: the project's root, above its package
+            _unpack_python(wheel(name, wheels), name, tree / name)
+        (tree / "BUILT").write_text(what)
+    return tree
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--wheels", type=Path, default=WHEELS)
     args = parser.parse_args()
-    for tree in (stress(args.out, args.wheels), monorepo(args.out, args.wheels)):
+    built = (stress, monorepo, projects)
+    for tree in (build(args.out, args.wheels) for build in built):
         print(tree)
 
 

@@ -201,7 +201,7 @@ def _wheel(folder: Path, name: str, version: str, files: dict[str, str]) -> None
 
 def test_the_real_trees_build_offline_from_the_pinned_wheels_and_run(tmp_path: Path) -> None:
     """bench/trees.py unpacks the wheels it finds (no network), and `run.py --trees` times
-    cold, stress, warm and hook on them in one run."""
+    cold, stress, projects, warm and hook on them in one run."""
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     trees = runpy.run_path(str(ROOT / "bench" / "trees.py"))
@@ -210,6 +210,23 @@ def test_the_real_trees_build_offline_from_the_pinned_wheels_and_run(tmp_path: P
     _wheel(wheels, "tensorflow", pinned["tensorflow"], {"python/client/s.py": session})
     _wheel(wheels, "sympy", pinned["sympy"], {"core/add.py": "x = 1\n", "data.txt": "no"})
     _wheel(wheels, "django", pinned["django"], {"db/models.py": "y = 2\n"})
+    # A project whose program runs through one of its own modules, as tensor2tensor's do.
+    trainer = "from tensor2tensor.utils import trainer_lib\n\nif __name__ == '__main__':\n"
+    trainer += "    trainer_lib.main()\n"
+    library = "import tensorflow as tf\n\n\ndef main():\n    tf.constant(1)\n"
+    _wheel(
+        wheels,
+        "tensor2tensor",
+        pinned["tensor2tensor"],
+        {
+            "__init__.py": "",
+            "bin/__init__.py": "",
+            "bin/t2t_trainer.py": trainer,
+            "utils/__init__.py": "",
+            "utils/trainer_lib.py": library,
+        },
+    )
+    _wheel(wheels, "trax", pinned["trax"], {"__init__.py": "", "layers.py": "import jax\n"})
     out = tmp_path / "trees"
     command = [sys.executable, str(ROOT / "bench" / "run.py"), "--trees", str(out)]
     done = subprocess.run(
@@ -220,10 +237,20 @@ def test_the_real_trees_build_offline_from_the_pinned_wheels_and_run(tmp_path: P
     )
     report = json.loads(done.stdout)
     results = {r["name"]: r for r in report["results"]}
-    assert list(results) == ["cold", "stress", "warm", "hook"]
+    assert list(results) == ["cold", "stress", "projects", "warm", "hook"]
     assert results["stress"]["target"] == 0.5 and results["cold"]["target"] == 0.75
     assert all(r["value"] > 0 for r in results.values())
-    stress, monorepo = out / "stress", out / "monorepo"
+    stress, monorepo, projects = out / "stress", out / "monorepo", out / "projects"
+    # Each project in a folder of its own, its package under it: the program's root.
+    assert (projects / "tensor2tensor" / "tensor2tensor" / "bin" / "t2t_trainer.py").is_file()
+    assert (projects / "trax" / "trax" / "layers.py").is_file()
+    # The program reaches TensorFlow through its project's module, which TFM205's walk enters.
+    found = subprocess.run(
+        [sys.executable, "-m", "tfmemlint", "check", "--isolated", "--no-cache", str(projects)],
+        capture_output=True,
+        text=True,
+    )
+    assert "t2t_trainer.py:1:1: TFM205" in found.stdout, found.stdout
     assert (stress / "tensorflow" / "python" / "client" / "s.py").read_text() == session
     assert not (monorepo / "vendor" / "sympy" / "data.txt").exists()  # Python only
     assert (monorepo / "vendor" / "django" / "db" / "models.py").is_file()
