@@ -549,6 +549,36 @@ def test_a_library_module_that_imports_jax_is_set_aside_unparsed(source: str) ->
     assert not code_may_have_findings(raw, JAX_FAMILY)
 
 
+def test_a_module_with_no_way_to_jax_never_asks_whether_it_is_a_program(tmp_path: Path) -> None:
+    """A JAX word in a comment brings a module to the screen, which sets it aside on its
+    imports: it never loads the screen of entry points, nor reads pyproject.toml's scripts."""
+    root = _project(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "p"\n[project.scripts]\nrun = "p.cli:main"\n',
+            "p/__init__.py": "",
+            "p/notes.py": "# this may use jax some day\nx = 1\n",
+        },
+    )
+    probe = (
+        "import sys\n"
+        "from tfmemlint.faces.cli import main\n"
+        "sys.argv = ['tfmemlint', 'check', '--no-cache', '--isolated', '-q', sys.argv[1]]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted({'tfmemlint.rules.entry_screen', 'tomllib'} & set(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(root / "p" / "notes.py")],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
 def test_a_module_run_by_a_script_entry_is_a_program_to_the_screen(tmp_path: Path) -> None:
     """A function that a script entry of pyproject.toml runs makes its module an entry point,
     which the screen of entry points leaves to its caller: JAX's screen asks the project."""

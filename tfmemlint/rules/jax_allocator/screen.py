@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from tfmemlint.project.module_summary import imports_in_tree
-from tfmemlint.rules.entry_screen import may_be_an_entry, names_as_written
 from tfmemlint.rules.jax_allocator import VARIABLES_PREFIX
 from tfmemlint.rules.programs import JAX_MODULES, JAX_WORDS, KERAS_IMPORTERS
 from tfmemlint.rules.variables import JAX_VARIABLES
@@ -38,19 +37,21 @@ def may_find(tree: ast.Module, file: ScreenedFile) -> bool:
     text = file.text
     if text is None or _may_set_a_variable(tree, text):
         return True  # the tree may not spell the text the rule reads, or none can be read
-    if not _may_be_a_program(tree, text, file):
-        return False
     imported = set(imports_in_tree(tree))
-    if any(name.partition(".")[0] in _STARTING_ROOTS for name in imported):
-        return True
-    project = file.project()
-    return project is not None and _leads_to_jax(project, imported)
+    if not any(name.partition(".")[0] in _STARTING_ROOTS for name in imported):
+        project = file.project()
+        if project is None or not _leads_to_jax(project, imported):
+            return False
+    return _may_be_a_program(tree, text, file)
 
 
 def _may_be_a_program(tree: ast.Module, text: str, file: ScreenedFile) -> bool:
     """Whether `entry_points.entry_point` may take the module for an entry point: as the
     screen of entry points tells (`entry_screen.may_be_an_entry`), or where a script entry
     of pyproject.toml runs one of its functions, which that screen leaves to its caller."""
+    # Here, not at the top: a module with no way to JAX never needs it.
+    from tfmemlint.rules.entry_screen import may_be_an_entry, names_as_written
+
     if not names_as_written(text):
         return True  # CPython's tree may spell a name otherwise than the rule reads it
     if may_be_an_entry(tree, text, file.project):
