@@ -37,9 +37,9 @@ PINNED = {
 WHEELS = Path.home() / ".cache" / "tfmemlint-bench" / "wheels"
 GENERATED_FILES = 1000  # the generated TF1-era tree, as `generate.py` writes it for the bench
 PROGRAMS = ("before", "libraries/before", "notebooks/before")  # under fixtures/
-# Projects whose programs (160 and 77 modules with a `__main__` guard) import their own
-# modules, which TFM205's and TFM208's walks follow: what the monorepo's one-file programs and
-# generated scripts never make the bench pay for.
+# Projects whose programs import their own modules (160 and 77 of their modules hold a
+# `__main__` guard), which TFM205's and TFM208's walks follow: what the monorepo's one-file
+# programs and generated scripts never make the bench pay for.
 PROJECTS = ("tensor2tensor", "trax")
 
 
