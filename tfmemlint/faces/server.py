@@ -23,7 +23,7 @@ from pygls.uris import to_fs_path
 
 from tfmemlint import __version__
 from tfmemlint.model import Edit, Finding, Location
-from tfmemlint.reading.source import LineIndex, minimal_change
+from tfmemlint.reading.source import LineIndex, declared_encoding, minimal_change
 
 if TYPE_CHECKING:
     from tfmemlint.reading.notebook import Notebook
@@ -263,12 +263,9 @@ def _buffer_bytes(path: str, text: str) -> bytes:
     Python reads the cookie, on either of the first two lines)."""
     if path.endswith(".ipynb"):
         return text.encode("utf-8")
-    import io
-    import tokenize
-
     as_utf8 = text.encode("utf-8", "surrogatepass")
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(as_utf8).readline)
+        encoding = declared_encoding(as_utf8)
         return text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
     except (SyntaxError, LookupError, UnicodeError):
         return as_utf8  # the check reports the cookie, as it would for the file

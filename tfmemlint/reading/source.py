@@ -43,11 +43,8 @@ class SourceText(NamedTuple):
         if b"\x00" in raw:
             row = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
             raise SourceError("The file contains NUL bytes", "nul-bytes", row)
-        import io  # here: only files past the pre-filter are decoded
-        import tokenize
-
         try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+            encoding = declared_encoding(raw)
         except SyntaxError as exc:
             kind = "unknown-encoding" if "unknown encoding" in str(exc) else "invalid-encoding"
             raise SourceError(str(exc), kind) from None
@@ -64,6 +61,15 @@ class SourceText(NamedTuple):
     def encode(self, text: str) -> bytes:
         # 'utf-8-sig' writes the BOM back when the file had one.
         return text.encode(self.encoding)
+
+
+def declared_encoding(raw: bytes) -> str:
+    """The encoding Python reads the bytes in, as `tokenize` tells it from a BOM and a coding
+    declaration (`utf-8` where neither is); SyntaxError where it refuses the declaration."""
+    import io  # here: only files past the pre-filter, or that declare an encoding, ask
+    import tokenize
+
+    return tokenize.detect_encoding(io.BytesIO(raw).readline)[0]
 
 
 class LineIndex:
@@ -321,11 +327,9 @@ def ascii_as_bytes(raw: bytes) -> bool:
     if b"coding" not in _declaration_lines(raw):
         return True
     import codecs  # here: only files that declare an encoding
-    import io
-    import tokenize
 
     try:
-        encoding = codecs.lookup(tokenize.detect_encoding(io.BytesIO(raw).readline)[0]).name
+        encoding = codecs.lookup(declared_encoding(raw)).name
     except (SyntaxError, LookupError):
         return True
     return encoding not in _ASCII_OTHERWISE and (
