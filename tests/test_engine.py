@@ -10,6 +10,7 @@ import contextlib
 import gc
 import sys
 import threading
+from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -23,7 +24,7 @@ from tfmemlint.model import FILE
 from tfmemlint.reading import cst_parse
 from tfmemlint.reading.source import parse_python
 from tfmemlint.rules import ALL_RULES
-from tfmemlint.running import fix_loop, reparse
+from tfmemlint.running import file_check, fix_loop, reparse, runner
 
 SESSION = "import tensorflow as tf\nsess = tf.Session()\n"
 
@@ -87,6 +88,47 @@ def test_cpythons_parse_runs_with_the_collector_paused() -> None:
         assert gc.isenabled()
     finally:
         gc.callbacks.remove(count)
+
+
+def test_the_collector_never_runs_while_a_file_is_judged_or_checked(tmp_path: Path) -> None:
+    """A file's first stage (with the project walk it may need), its second stage (a screen
+    reading CPython's tree) and its check make trees that die with them: the collector, were it
+    to run meanwhile, would walk each of their nodes for nothing, a few times over. A
+    threshold of 50 makes it run at once wherever it may."""
+    many = "".join(f"def f{i}(a):\n    return [a, {{a: (a, {i})}}]\n" for i in range(400))
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "compat.py").write_text("from tensorflow.compat import v1 as tfv1\n" + many)
+    # Through the project: the walk reads pkg/compat.py's tree for its summary.
+    (tmp_path / "train.py").write_text("from pkg.compat import tfv1\nsess = tfv1.Session()\n")
+    # A library module: TFM205's screen reads its tree and sets it aside.
+    (tmp_path / "lib.py").write_text(
+        "import tensorflow as tf\n" + many + "def step(x):\n    return tf.GradientTape()\n"
+    )
+    judged = (runner._passes_first_stage, file_check.check_file)
+    judging = {getattr(function, "__wrapped__", function).__code__ for function in judged}
+    during: list[str] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code not in judging:
+            frame = frame.f_back
+        if phase == "start" and frame is not None:
+            during.append(frame.f_code.co_name)
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(count)
+    gc.set_threshold(50)
+    try:
+        results = list(runner.run([str(tmp_path)], Settings.default(ALL_RULES), "check"))
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(count)
+    assert {Path(r.filename).name: [f.code for f in r.findings] for r in results}["train.py"] == [
+        "TFM101"
+    ]
+    assert during == []  # before: the collector ran in both
+    assert gc.isenabled()
 
 
 def test_a_checked_files_tree_goes_without_the_cycle_collector() -> None:

@@ -23,6 +23,7 @@ from tfmemlint.reading.source import (
     SourceText,
     minimal_change,
     parse_python,
+    without_cycle_collection,
     write_atomically,
 )
 from tfmemlint.rules.file_errors import (
@@ -82,6 +83,7 @@ def _syntax_error(filename: str, text: str, error: Exception) -> Finding:
     return diagnostic(filename, SYNTAX_ERROR, f"Syntax error: {message}", row, column)
 
 
+@without_cycle_collection
 def check_file(
     filename: str,
     settings: Settings,
@@ -91,7 +93,9 @@ def check_file(
     index: ProjectIndex | None = None,
 ) -> FileResult:
     """Check one file, and under "fix" write it. `raw`: its bytes, when the caller read them.
-    `index`: the run's project index (one of this file's own, if not given)."""
+    `index`: the run's project index (one of this file's own, if not given). The cycle
+    collector waits until the file is done: the trees of its screens, of the project walk and
+    of the engine die with the check, and it would walk each of their nodes for nothing."""
     if kind_of(filename, (raw or b"")[:64]) is not None:
         return _check_launch_file(filename, settings, mode, verbose, raw)
     project = (index or new_project_index(settings.config_root)).resolver(filename)

@@ -18,7 +18,7 @@ from tfmemlint.configuration.discovery import Exclusions, Missing, discover
 from tfmemlint.configuration.settings import Settings
 from tfmemlint.model import Dependency, FileResult
 from tfmemlint.reading.launch import kind_of
-from tfmemlint.reading.source import SourceError, SourceText
+from tfmemlint.reading.source import SourceError, SourceText, without_cycle_collection
 from tfmemlint.rules.family import searched_already, words_searched
 from tfmemlint.rules.file_errors import READ_ERROR
 from tfmemlint.running.file_check import Mode, check_file, diagnostic, new_project_index, read_file
@@ -417,8 +417,10 @@ class Verdict(NamedTuple):
     words: dict[bytes, bool] | None = None
 
 
+@without_cycle_collection
 def _passes_first_stage(pending: _Pending, index: Callable[[], ProjectIndex]) -> Verdict:
-    """The first stage's verdict on the file."""
+    """The first stage's verdict on the file (the cycle collector waits, as for
+    `check_file`: the project walk's trees die with the verdict)."""
     assert pending.raw is not None
     asked: list[FileResolver] = []
 
