@@ -439,6 +439,32 @@ def test_a_remembered_search_answers_as_the_search_does(
         assert family.holds(texts[which], word) == (word in texts[which])
 
 
+_EVERY_WORD = sorted({w for f in FAMILIES for w in (*f.triggers, *f.modules)})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*_EVERY_WORD, b"_", b".", b"tf", b"hub"]), max_size=6))
+def test_a_word_that_holds_another_answers_as_the_search_does(pieces: list[bytes]) -> None:
+    """A word that holds a shorter one the families look for (`tensorflow_hub`, `tf_keras`) is
+    searched only where the shorter one is found; every answer is still `in`'s."""
+    raw = b" ".join(pieces) + b"".join(pieces)  # words whole, and run together
+    for word in _EVERY_WORD:
+        assert family.holds(raw, word) == (word in raw), word
+
+
+def test_the_shorter_word_spares_the_longer_ones_search() -> None:
+    raw = b"import numpy as np\n"
+    assert not family.holds(raw, b"tensorflow_hub")
+    assert not family.holds(raw, b"tf_keras")
+    # What was searched: the shorter words, each once, and the longer ones taken from them.
+    assert family.words_searched(raw) == {
+        b"tensorflow": False,
+        b"tensorflow_hub": False,
+        b"keras": False,
+        b"tf_keras": False,
+    }
+
+
 def test_words_searched_elsewhere_answer_for_the_same_bytes() -> None:
     """What the first stage found in a file's bytes (in a worker, or before other files were
     searched) is what `holds` answers for those bytes where the file is checked: even a wrong

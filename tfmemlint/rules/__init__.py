@@ -9,7 +9,7 @@ import importlib
 
 from tfmemlint.model import Rule
 from tfmemlint.rules import jax_allocator, unconfigured_program
-from tfmemlint.rules.family import RuleFamily
+from tfmemlint.rules.family import RuleFamily, share_words
 
 # The families, by their folders under `rules/`, in the order they run. Adding a family is
 # adding its folder and one line here.
@@ -44,6 +44,7 @@ def _families(folders: tuple[str, ...]) -> tuple[RuleFamily, ...]:
 
 FAMILIES = _families(FAMILY_FOLDERS)
 LAUNCH_FAMILIES = _families(LAUNCH_FAMILY_FOLDERS)
+share_words(word for family in FAMILIES for word in (*family.triggers, *family.modules))
 # In the order of their codes (a family's rules need not be neighbours: TFM206 is Keras's).
 ALL_RULES: tuple[Rule, ...] = tuple(
     sorted(

@@ -113,6 +113,19 @@ def within_lines(pattern: re.Pattern[bytes]) -> re.Pattern[bytes]:
 # The bytes last searched, and what each word searched in them gave: the pre-filter asks about
 # the same words of one file many times (the module words of every family, once per stage).
 _searched: tuple[bytes, dict[bytes, bool]] = (b"", {})
+# For a word that holds a shorter one the families also look for, that one (`tensorflow` of
+# `tensorflow_hub`, `keras` of `tf_keras`): bytes without it are without the word too, and most
+# files are, so the longer word's search is spared (see `share_words`).
+_SHORTER: dict[bytes, bytes] = {}
+
+
+def share_words(words: Iterable[bytes]) -> None:
+    """Tell `holds` every word the families look for, so that it can find which hold which."""
+    every = sorted(set(words), key=len)
+    for word in every:
+        inside = [shorter for shorter in every if len(shorter) < len(word) and shorter in word]
+        if inside:
+            _SHORTER[word] = inside[-1]  # the longest: the rarest
 
 
 def holds(raw: bytes, word: bytes) -> bool:
@@ -123,7 +136,11 @@ def holds(raw: bytes, word: bytes) -> bool:
         searched = _searched = (raw, {})
     found = searched[1].get(word)
     if found is None:
-        found = searched[1][word] = word in raw
+        shorter = _SHORTER.get(word)
+        if shorter is not None and not holds(raw, shorter):
+            found = searched[1][word] = False
+        else:
+            found = searched[1][word] = word in raw
     return found
 
 
