@@ -611,3 +611,42 @@ def test_a_helper_module_nested_too_deeply_for_python_is_not_parsed(tmp_path: Pa
     )
     found = findings(root, "--extend-select", "TFM190")
     assert ("train.py", 3, "TFM190") in where(found)
+
+
+def test_a_module_a_rule_parsed_as_another_is_not_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A config helper's module, parsed to follow the call into it, is checked with that parse
+    when its own turn comes in the same process; what it finds is what a parse of its own finds."""
+    from tfmemlint.checking import engine
+    from tfmemlint.configuration.settings import Settings
+    from tfmemlint.running.file_check import check_file
+
+    root = project(
+        tmp_path / "repo",
+        {
+            "utils.py": "import tensorflow as tf\n\n\ndef session_config():\n"
+            "    return tf.ConfigProto()\n\n\nsess = tf.Session(config=session_config())\n",
+            "train.py": "import tensorflow as tf\nfrom utils import session_config\n"
+            "tf.Session(config=session_config())\n",
+        },
+    )
+    settings = Settings.default(ALL_RULES)
+    utils, train = str(root / "utils.py"), str(root / "train.py")
+    alone = check_file(utils, settings, "check", index=new_project_index(None)).findings
+    parses: list[str] = []
+    counted = engine.parse
+
+    def parse(text: str) -> object:
+        parses.append(text)
+        return counted(text)
+
+    monkeypatch.setattr(engine, "parse", parse)
+    index = new_project_index(None)
+    assert [f.code for f in check_file(train, settings, "check", index=index).findings] == [
+        "TFM102"
+    ]
+    assert len(parses) == 2  # train.py's own, and utils.py's, to follow the helper
+    assert check_file(utils, settings, "check", index=index).findings == alone
+    assert len(parses) == 2  # before: utils.py parsed a second time
+    assert [f.code for f in alone] == ["TFM102"]

@@ -233,9 +233,20 @@ def lint_text(
         linted.context.names.release()
         return from_view(filename, view, linted.findings, settings, layout)
     masked = mask(text).text
-    linted = lint_masked(filename, masked, settings, layout, recover_first, project)
+    tree = _parsed_before(masked, settings.policy, project)
+    linted = lint_masked(filename, masked, settings, layout, recover_first, project, tree)
     linted.context.names.release()
     return linted.findings
+
+
+def _parsed_before(text: str, policy: Policy, project: FileResolver | None) -> cst.Module | None:
+    """libcst's tree of this very text, where a rule parsed the file earlier in this process as
+    another module of the project (a program's walk enters it): the same parse, not made
+    twice."""
+    if project is None:
+        return None
+    other = project.index.parsed.get((project.importer, policy))
+    return other.module if isinstance(other, FileContext) and other.text == text else None
 
 
 def mask(text: str) -> masking.Masked:
