@@ -120,12 +120,16 @@ _SHORTER: dict[bytes, bytes] = {}
 
 
 def share_words(words: Iterable[bytes]) -> None:
-    """Tell `holds` every word the families look for, so that it can find which hold which."""
-    every = sorted(set(words), key=len)
-    for word in every:
-        inside = [shorter for shorter in every if len(shorter) < len(word) and shorter in word]
-        if inside:
-            _SHORTER[word] = inside[-1]  # the longest: the rarest
+    """Tell `holds` every word the families look for, so that it can find which hold which.
+    (At every start, a pre-commit call's too: only a word found inside the others is compared
+    with each.)"""
+    every = sorted(set(words), key=lambda word: (len(word), word))
+    joined = b"\n".join(every)
+    for index, shorter in enumerate(every):
+        if joined.count(shorter) > 1:
+            for word in every[index + 1 :]:
+                if shorter in word and len(shorter) < len(word):
+                    _SHORTER[word] = shorter  # the longest last: the rarest
 
 
 def holds(raw: bytes, word: bytes) -> bool:
