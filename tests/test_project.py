@@ -279,13 +279,16 @@ def test_a_question_of_a_modules_tree_is_answered_once_per_run(tmp_path: Path) -
         ("class Guard(SessionMiddleware):\n    pass\n", False),  # a word inside a name
         ("sess = tfv1.Session()\n", True),
         ("x = {'per_process_gpu_memory_fraction': 2.0}\n", True),  # a word that may be a string
+        # A whole word, but in a string: the second stage, asked first, finds no name to walk for.
+        ('NAME = "Session"\n', False),
     ],
 )
 def test_the_index_is_asked_only_for_a_file_that_spells_an_api_name(
     tmp_path: Path, body: str, asks: bool
 ) -> None:
     """A file without TensorFlow's module words goes to the project index only when its bytes
-    could make the second stage find an API name: the words alone do not decide."""
+    could make the second stage find an API name, and that stage finds one in its code: the
+    words alone do not decide."""
     use = f"from mypkg.compat import tfv1\n{body}"
     root = project(tmp_path / "repo", {**COMPAT, "use.py": use})
     asked: list[FileResolver] = []

@@ -455,10 +455,13 @@ def _through_the_project(
     selected: frozenset[str],
     resolver: Callable[[], FileResolver | None],
     notebook_code: bool = False,
+    file: ScreenedFile | None = None,
 ) -> Literal["program", "project", ""]:
     """The first stage's ways through the project's modules: "program" when the file holds an
     entry point's words and imports project modules that reach TensorFlow's or JAX's; "project"
-    when it imports a project module that stands for TensorFlow; "" when neither."""
+    when it imports a project module that stands for TensorFlow, and its code may hold a
+    finding once it does; "" when neither. `file`: what the second stage saw of it, if it
+    looked."""
     if _program_through_project(raw, _program_words(selected), resolver, notebook_code):
         return "program"
     if not needs_project(raw, selected):
@@ -469,6 +472,13 @@ def _through_the_project(
     if project.filename.endswith(".ipynb"):
         return "project"  # its code sits in JSON strings: the cells are asked, once read
     if not names_a_project_api(raw, selected):
+        return ""
+    # What the second stage says of the file once through the project, first: where its code
+    # holds no finding even then, whether a project module stands for TensorFlow changes
+    # nothing, and that answer may cost a walk through many of the project's modules (a
+    # Django app whose `Session` sits in strings).
+    file = file or ScreenedFile(raw, notebook_code, resolver)
+    if not code_may_have_findings(raw, selected, True, file):
         return ""
     return "project" if project.reaches_tensorflow(raw) else ""
 
@@ -499,7 +509,7 @@ def prefilter_verdict(
         # comment (`# tensorflow`) or a package's name (`tensorflow_tts`), and the file may
         # still reach TensorFlow or JAX through the project, as a file without them would.
         if notebook or not _imports_tensorflow_itself(screened):
-            route = _through_the_project(raw, selected, resolver, notebook)
+            route = _through_the_project(raw, selected, resolver, notebook, screened)
         else:  # only JAX through the project can add to what it was judged with
             route = _jax_through_project(raw, selected, resolver, notebook)
         if route == "program" or (
