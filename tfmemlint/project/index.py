@@ -646,13 +646,6 @@ class FileResolver:
         self.read |= read
         return found
 
-    def syntax_tree(self, path: str) -> ast.Module | None:
-        """A project module's syntax tree, as CPython reads it (once per run); None where it
-        cannot."""
-        tree, read = self.index.syntax_tree(path)
-        self.read |= read
-        return tree
-
     def tree_answer(self, path: str, question: Callable[..., Answer], *args: Any) -> Answer | None:
         """`question(tree, *args)` of a project module's syntax tree, once per run
         (`ProjectIndex.tree_answer`); None where it cannot be read or parsed."""

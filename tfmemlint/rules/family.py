@@ -128,7 +128,7 @@ def share_words(words: Iterable[bytes]) -> None:
     for index, shorter in enumerate(every):
         if joined.count(shorter) > 1:
             for word in every[index + 1 :]:
-                if shorter in word and len(shorter) < len(word):
+                if shorter in word:  # longer: the words are distinct
                     _SHORTER[word] = shorter  # the longest last: the rarest
 
 
