@@ -361,6 +361,65 @@ def test_the_bytes_of_a_file_ruled_out_are_not_kept(tmp_path: Path) -> None:
     assert len(list(run)) == len(items)
 
 
+_FIRST_STAGE_IN_WORKER = runner._first_stage_in_worker
+
+
+def _first_stage_once_every_file_is_read(pendings):  # type: ignore[no-untyped-def]
+    """_first_stage_in_worker, held until the main process has read every file (it makes the
+    file "every file read" beside the folder of the files)."""
+    read = Path(pendings[0].path).parent.parent / "every file read"
+    while not read.exists():
+        time.sleep(0.01)
+    return _FIRST_STAGE_IN_WORKER(pendings)
+
+
+def test_once_every_file_is_read_the_biggest_go_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While files are still read, the workers get batches in the order found, and no more
+    than BATCHES_PER_WORKER each; once every file is read, the rest go biggest first, each
+    batch ending at the file that brings it to FIRST_STAGE_BATCH_BYTES. A large module found
+    last no longer ends the run alone in one worker while the other waits."""
+    src = tmp_path / "src"
+    src.mkdir()
+    small = [src / f"a{index:03d}.py" for index in range(runner.FIRST_STAGE_IN_WORKERS + 64)]
+    for path in small:
+        path.write_text("x = 1\n")
+    large = [src / f"z{index}.py" for index in range(4)]
+    for index, path in enumerate(large):  # 100 KB each, the last found the biggest
+        path.write_text(BARE + "# padding\n" * (10_000 + index))
+    items = [str(p) for p in [*small, *large]]
+    handed: list[tuple[list[str], int]] = []  # each batch, and how many were out before it
+    hand_over_batch, last_batches = runner.Run._hand_over_batch, runner.Run._last_batches
+
+    def recording(self: runner.Run, batch: list[int], total: int) -> None:
+        slots = [self._slots[i] for i in batch]
+        handed.append(
+            ([s.path for s in slots if isinstance(s, runner._Pending)], len(self._batches))
+        )
+        hand_over_batch(self, batch, total)
+
+    def every_file_read(self: runner.Run, total: int) -> None:
+        (tmp_path / "every file read").touch()
+        last_batches(self, total)
+
+    monkeypatch.setattr(runner, "_first_stage_in_worker", _first_stage_once_every_file_is_read)
+    monkeypatch.setattr(runner.Run, "_hand_over_batch", recording)
+    monkeypatch.setattr(runner.Run, "_last_batches", every_file_read)
+    run = runner.Run(items, Settings.default(ALL_RULES), "check", jobs=2)
+    assert sum(len(r.findings) for r in run) == len(large)
+    most = runner.BATCHES_PER_WORKER * run.stats.workers
+    assert all(out < most for _, out in handed)
+    batch = runner.FIRST_STAGE_BATCH
+    assert [paths for paths, _ in handed[:most]] == [
+        items[start : start + batch] for start in range(0, most * batch, batch)
+    ]
+    after = [paths for paths, _ in handed[most:]]
+    assert after[0] == [str(large[3]), str(large[2]), str(large[1])]  # 300 KB > 256 KB
+    assert after[1] == [str(large[0]), *items[most * batch : most * batch + batch - 1]]
+    assert sorted(p for paths in after for p in paths) == sorted(items[most * batch :])
+
+
 @pytest.mark.parametrize("jobs", [1, 2])  # the first stage here; in the workers
 def test_the_check_asks_no_word_the_first_stage_searched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int

@@ -49,6 +49,12 @@ MIN_FILES_FOR_WORKERS = 8
 # start costs more than the first stage it would take over.
 FIRST_STAGE_IN_WORKERS = 256
 FIRST_STAGE_BATCH = 32
+# ...and at most this many bytes a task, past its first file. Once every file is read, the
+# waiting ones go biggest first: a large module found last would otherwise end the run alone.
+FIRST_STAGE_BATCH_BYTES = 256 * 1024
+# The batches handed to each worker at a time: enough that none waits for its next, few enough
+# that the rest wait here, to go biggest first.
+BATCHES_PER_WORKER = 2
 # How long the pool's end may wait for its workers once their tasks are done or cancelled.
 POOL_END_S = 30.0
 
@@ -182,17 +188,40 @@ class Run:
             self.stats.workers = self._jobs
             self._pool = _start_pool(self._jobs, self._config_root)
         if len(self._unfiltered) >= FIRST_STAGE_BATCH:
-            self._hand_over_waiting(total, whole_batches=True)
             self._settle_batches(total, wait=False)  # once a batch: what the workers have done
+            self._hand_over_waiting(total, whole_batches=True)
 
     def _hand_over_waiting(self, total: int, whole_batches: bool) -> None:
-        """The files waiting for their first stage, FIRST_STAGE_BATCH a task (with
-        `whole_batches`, a smaller rest keeps waiting)."""
-        smallest = FIRST_STAGE_BATCH if whole_batches else 1
-        while len(self._unfiltered) >= smallest:
-            batch = self._unfiltered[:FIRST_STAGE_BATCH]
-            del self._unfiltered[:FIRST_STAGE_BATCH]
+        """The files waiting for their first stage, a batch a task, while the workers have room
+        for one (with `whole_batches`, a smaller rest keeps waiting)."""
+        while self._unfiltered and self._room_for_a_batch():
+            size = self._batch_size()
+            if whole_batches and size == len(self._unfiltered) < FIRST_STAGE_BATCH:
+                return
+            batch = self._unfiltered[:size]
+            del self._unfiltered[:size]
             self._hand_over_batch(batch, total)
+
+    def _room_for_a_batch(self) -> bool:
+        """Whether a batch goes now: the workers hold fewer than BATCHES_PER_WORKER each, or
+        there are none (the batch is filtered here)."""
+        if self._pool is None or self._pool_broken:
+            return True
+        return len(self._batches) < BATCHES_PER_WORKER * self.stats.workers
+
+    def _batch_size(self) -> int:
+        """How many of the waiting files make the next batch: FIRST_STAGE_BATCH at most, and
+        none past the one that brings it to FIRST_STAGE_BATCH_BYTES."""
+        size = taken = 0
+        for i in self._unfiltered[:FIRST_STAGE_BATCH]:
+            size, taken = size + 1, taken + self._bytes(i)
+            if taken >= FIRST_STAGE_BATCH_BYTES:
+                break
+        return size
+
+    def _bytes(self, index: int) -> int:
+        slot = self._slots[index]
+        return len(slot.raw) if isinstance(slot, _Pending) and slot.raw is not None else 0
 
     def _hand_over_batch(self, batch: list[int], total: int) -> None:
         if self._pool is not None and not self._pool_broken:
@@ -207,26 +236,35 @@ class Run:
         self._filter_here(batch, total)
 
     def _last_batches(self, total: int) -> None:
-        """The files still waiting for their first stage: to the workers where they run, else
-        filtered here (a cached run where few files changed starts no worker for them); then
-        every batch settled."""
+        """The files still waiting for their first stage, once every file is read: to the
+        workers where they run, biggest first, a batch as one comes back; else filtered here
+        (a cached run where few files changed starts no worker for them). Then every batch
+        settled."""
         if self._pool is not None and not self._pool_broken:
-            self._hand_over_waiting(total, whole_batches=False)
+            self._unfiltered.sort(key=self._bytes, reverse=True)
         else:
             batch, self._unfiltered = self._unfiltered, []
             self._filter_here(batch, total)
-        self._settle_batches(total, wait=True)
+        while self._unfiltered or self._batches:
+            self._hand_over_waiting(total, whole_batches=False)
+            self._settle_batches(total, wait=True)
 
     def _settle_batches(self, total: int, wait: bool) -> None:
-        """Take the verdicts of the batches done (with `wait`, of all of them, as they come):
-        a file ruled out is settled, one that passes is handed over. A batch whose worker
-        died is filtered here."""
+        """Take the verdicts of the batches done (with `wait`, once one is): a file ruled out
+        is settled, one that passes is handed over. A batch whose worker died is filtered
+        here."""
         if not self._batches:
             return
-        from concurrent.futures import CancelledError, as_completed
+        from concurrent.futures import FIRST_COMPLETED, CancelledError
+        from concurrent.futures import wait as wait_for
         from concurrent.futures.process import BrokenProcessPool
 
-        done = as_completed(list(self._batches)) if wait else [f for f in self._batches if f.done()]
+        if wait:
+            done: Iterable[Future[list[Verdict]]] = wait_for(
+                self._batches, return_when=FIRST_COMPLETED
+            ).done
+        else:
+            done = [future for future in self._batches if future.done()]
         for future in done:
             batch = self._batches.pop(future)
             try:
