@@ -420,6 +420,29 @@ def test_once_every_file_is_read_the_biggest_go_first(
     assert sorted(p for paths in after for p in paths) == sorted(items[most * batch :])
 
 
+def _first_stage_slow_in_one_batch(pendings):  # type: ignore[no-untyped-def]
+    """_first_stage_in_worker, a second slower for the batch that holds slow.py."""
+    if any(pending.path.endswith("slow.py") for pending in pendings):
+        time.sleep(1.0)
+    return _FIRST_STAGE_IN_WORKER(pendings)
+
+
+def test_the_wait_for_the_workers_first_stage_is_timed_as_theirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--verbose: the seconds this process waits for the workers' first stage (while they also
+    check the files it passed) count as the workers' ("parsed"), not as this process's
+    pre-filter."""
+    make_tree(tmp_path, runner.FIRST_STAGE_IN_WORKERS + 30)
+    (tmp_path / "slow.py").write_text("x = 1\n")
+    items = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    monkeypatch.setattr(runner, "_first_stage_in_worker", _first_stage_slow_in_one_batch)
+    run = runner.Run(items, Settings.default(ALL_RULES), "check", jobs=2)
+    assert len(list(run)) == len(items)
+    assert run.stats.workers == 2
+    assert run.stats.engine_s >= 1.0 > run.stats.prepare_s
+
+
 @pytest.mark.parametrize("jobs", [1, 2])  # the first stage here; in the workers
 def test_the_check_asks_no_word_the_first_stage_searched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int

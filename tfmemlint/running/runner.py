@@ -71,7 +71,9 @@ class RunStats:
         self.workers = 0
         # stat, cache, read and, unless the workers run it, the pre-filter's first stage
         self.prepare_s = 0.0
-        self.engine_s = 0.0  # the rest, wall time, in this process or the workers
+        # The rest, wall time, in this process or the workers: waiting for the workers' first
+        # stage too, during which they also check the files it passed.
+        self.engine_s = 0.0
 
 
 class _Pending(NamedTuple):
@@ -141,7 +143,7 @@ class Run:
         except BaseException:
             self._stop_pool()
             raise
-        self.stats.prepare_s = time.perf_counter() - started
+        self.stats.prepare_s = time.perf_counter() - started - self.stats.engine_s
 
     def _hand_over(self, index: int, total: int) -> None:
         """Start workers once enough files need parsing, and give them each such file as soon
@@ -260,9 +262,11 @@ class Run:
         from concurrent.futures.process import BrokenProcessPool
 
         if wait:
+            waiting = time.perf_counter()
             done: Iterable[Future[list[Verdict]]] = wait_for(
                 self._batches, return_when=FIRST_COMPLETED
             ).done
+            self.stats.engine_s += time.perf_counter() - waiting
         else:
             done = [future for future in self._batches if future.done()]
         for future in done:
@@ -389,7 +393,7 @@ class Run:
                 yield slot
         finally:
             self._stop_pool()
-            self.stats.engine_s = time.perf_counter() - started
+            self.stats.engine_s += time.perf_counter() - started
             if self.cache is not None:
                 self.cache.save()
 
