@@ -420,6 +420,29 @@ def test_once_every_file_is_read_the_biggest_go_first(
     assert sorted(p for paths in after for p in paths) == sorted(items[most * batch :])
 
 
+def test_a_batch_whole_by_its_bytes_goes_while_files_are_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While files are still read, a batch goes once it holds FIRST_STAGE_BATCH files or
+    FIRST_STAGE_BATCH_BYTES: three large modules do not wait for 29 more files; two small
+    ones do."""
+    settings = Settings.default(ALL_RULES)
+    run = runner.Run([], settings, "check", jobs=2)
+    large = b"#" * (runner.FIRST_STAGE_BATCH_BYTES // 3 + 1)
+    run._slots = [runner._Pending(f"m{i}.py", settings, large, None) for i in range(3)]
+    run._slots += [runner._Pending(f"s{i}.py", settings, b"x = 1\n", None) for i in range(2)]
+    handed: list[list[int]] = []
+    monkeypatch.setattr(
+        runner.Run, "_hand_over_batch", lambda _, batch, total: handed.append(batch)
+    )
+    run._unfiltered = [0, 1, 2]
+    run._hand_over_waiting(5, whole_batches=True)
+    assert handed == [[0, 1, 2]] and not run._unfiltered
+    run._unfiltered = [3, 4]
+    run._hand_over_waiting(5, whole_batches=True)
+    assert handed == [[0, 1, 2]] and run._unfiltered == [3, 4]
+
+
 def _first_stage_slow_in_one_batch(pendings):  # type: ignore[no-untyped-def]
     """_first_stage_in_worker, a second slower for the batch that holds slow.py."""
     if any(pending.path.endswith("slow.py") for pending in pendings):

@@ -197,8 +197,8 @@ class Run:
         """The files waiting for their first stage, a batch a task, while the workers have room
         for one (with `whole_batches`, a smaller rest keeps waiting)."""
         while self._unfiltered and self._room_for_a_batch():
-            size = self._batch_size()
-            if whole_batches and size == len(self._unfiltered) < FIRST_STAGE_BATCH:
+            size, whole = self._next_batch()
+            if whole_batches and not whole:
                 return
             batch = self._unfiltered[:size]
             del self._unfiltered[:size]
@@ -211,15 +211,16 @@ class Run:
             return True
         return len(self._batches) < BATCHES_PER_WORKER * self.stats.workers
 
-    def _batch_size(self) -> int:
-        """How many of the waiting files make the next batch: FIRST_STAGE_BATCH at most, and
-        none past the one that brings it to FIRST_STAGE_BATCH_BYTES."""
+    def _next_batch(self) -> tuple[int, bool]:
+        """How many of the waiting files make the next batch (FIRST_STAGE_BATCH at most, and
+        none past the one that brings it to FIRST_STAGE_BATCH_BYTES), and whether it is whole:
+        that many files, or that many bytes."""
         size = taken = 0
         for i in self._unfiltered[:FIRST_STAGE_BATCH]:
             size, taken = size + 1, taken + self._bytes(i)
             if taken >= FIRST_STAGE_BATCH_BYTES:
-                break
-        return size
+                return size, True
+        return size, size == FIRST_STAGE_BATCH
 
     def _bytes(self, index: int) -> int:
         slot = self._slots[index]
