@@ -49,8 +49,8 @@ MIN_FILES_FOR_WORKERS = 8
 # start costs more than the first stage it would take over.
 FIRST_STAGE_IN_WORKERS = 256
 FIRST_STAGE_BATCH = 32
-# ...and at most this many bytes a task, past its first file. Once every file is read, the
-# waiting ones go biggest first: a large module found last would otherwise end the run alone.
+# ...and no file past the one that brings a task to this many bytes. Once every file is read,
+# the waiting ones go biggest first: a large module found last would otherwise end the run alone.
 FIRST_STAGE_BATCH_BYTES = 256 * 1024
 # The batches handed to each worker at a time: enough that none waits for its next, few enough
 # that the rest wait here, to go biggest first.
@@ -223,6 +223,7 @@ class Run:
         return size, size == FIRST_STAGE_BATCH
 
     def _bytes(self, index: int) -> int:
+        """The size of a waiting file."""
         slot = self._slots[index]
         return len(slot.raw) if isinstance(slot, _Pending) and slot.raw is not None else 0
 
