@@ -39,6 +39,7 @@ from tfmemlint.project.module_summary import (
 from tfmemlint.reading.source import parse_python
 
 if TYPE_CHECKING:
+    from tfmemlint.project.summary_store import SummaryStore
     from tfmemlint.reading.launch.model import LaunchFile, Setting
 
 # How deep a chain of re-exports is followed; deeper, a name resolves to nothing.
@@ -75,13 +76,18 @@ def _roots(imported: Iterable[str]) -> frozenset[str]:
 class ProjectIndex:
     """The index for one run. `config_root`: the folder of the run's configuration file;
     `api_names`: the last component of every API the rules start from (`rules.api_names()`),
-    the only names worth reading an installed package for."""
+    the only names worth reading an installed package for; `store`: where module summaries are
+    kept between processes and runs."""
 
     def __init__(
-        self, config_root: str | None = None, api_names: frozenset[str] = frozenset()
+        self,
+        config_root: str | None = None,
+        api_names: frozenset[str] = frozenset(),
+        store: SummaryStore | None = None,
     ) -> None:
         self.files = ModuleFiles(config_root)
         self.api_names = api_names
+        self.store = store  # module summaries kept between processes and runs, if any
         self._summaries: dict[str, tuple[ModuleSummary | None, Deps]] = {}
         self._exports: dict[tuple[str, str], _Answer] = {}
         self._resolved: dict[tuple[str, str, bool], _Answer] = {}
@@ -118,9 +124,16 @@ class ProjectIndex:
         known = self._summaries.get(path)
         if known is not None:
             return known
-        # A tree the walk kept is summarized; one read only for this is not kept (memory).
-        tree, read = self.syntax_tree(path, keep=False)
-        summary = summarize(tree) if tree is not None else None
+        raw, read = self.files.read(path)
+        store = self.store if raw is not None else None
+        key = next(iter(read)).hash if store is not None else ""  # the bytes' content hash
+        summary = store.get(key) if store is not None else None
+        if summary is None:
+            # A tree the walk kept is summarized; one read only for this is not kept (memory).
+            tree, read = self.syntax_tree(path, keep=False)
+            summary = summarize(tree) if tree is not None else None
+            if store is not None and summary is not None:
+                store.put(key, summary)
         self._summaries[path] = (summary, read)
         return summary, read
 

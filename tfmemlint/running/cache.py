@@ -48,6 +48,7 @@ DIRECTORY_NAME = ".tfmemlint_cache"
 # marshal: the quickest format to load, and the cache is only ever read by the tool that wrote
 # it (the file records the tool's fingerprint; anything else is discarded).
 _RESULTS = "results.marshal"
+_SUMMARIES = "summaries"  # the project modules' summaries, one file each
 _TEMPORARY = ".results-"
 # Reports that a run the same way may replay: one file per way of running, named by a digest
 # of it; the newest are kept.
@@ -316,6 +317,12 @@ class ResultCache:
             )
 
     def _write(self) -> None:
+        self._make_folder()
+        entries = {**self._read(), **self._changed}
+        _remove_stale_temporaries(self.directory)
+        self._replace(_RESULTS, {"tool": self.fingerprint, "files": entries})
+
+    def _make_folder(self) -> None:
         if not os.path.isdir(self.directory):
             os.makedirs(self.directory)
             # Only in a folder made here: `--cache-dir .` must not make git ignore a project.
@@ -325,9 +332,16 @@ class ResultCache:
             ):
                 with open(os.path.join(self.directory, name), "w", encoding="utf-8") as handle:
                     handle.write(content)
-        entries = {**self._read(), **self._changed}
-        _remove_stale_temporaries(self.directory)
-        self._replace(_RESULTS, {"tool": self.fingerprint, "files": entries})
+
+    def summary_folder(self) -> str | None:
+        """The folder that keeps module summaries (see `project.summary_store`, which makes it
+        on its first write), in the cache's folder, made here if need be; None where that
+        cannot be: the run goes on without it, and `save` says why."""
+        try:
+            self._make_folder()
+        except OSError:
+            return None
+        return os.path.join(self.directory, _SUMMARIES)
 
     def _replace(self, name: str, stored: dict[str, Any], private: bool = False) -> None:
         """Write `stored` as the cache's file `name`, whole or not at all; `private`: readable

@@ -39,17 +39,19 @@ from tfmemlint.rules.file_errors import (
 
 if TYPE_CHECKING:
     from tfmemlint.project.index import FileResolver, ProjectIndex
+    from tfmemlint.project.summary_store import SummaryStore
     from tfmemlint.reading.notebook import Notebook, Origin
 
 Mode = Literal["check", "fix", "diff"]
 
 
-def new_project_index(config_root: str | None) -> ProjectIndex:
-    """A project index for a run, handed the names the rules start from."""
+def new_project_index(config_root: str | None, store: SummaryStore | None = None) -> ProjectIndex:
+    """A project index for a run, handed the names the rules start from, and the store of
+    module summaries it shares with other processes and runs, if any."""
     from tfmemlint.project.index import ProjectIndex
     from tfmemlint.rules import api_names
 
-    return ProjectIndex(config_root, api_names())
+    return ProjectIndex(config_root, api_names(), store)
 
 
 _DECODE_ERRORS = {

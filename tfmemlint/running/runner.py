@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from tfmemlint.project.index import FileResolver, ProjectIndex
+    from tfmemlint.project.summary_store import SummaryStore
     from tfmemlint.running.cache import ResultCache
 
 
@@ -114,6 +115,8 @@ class Run:
         self.stats = RunStats(walked=len(items))
         self._config_root = settings.config_root
         self._index: ProjectIndex | None = None
+        self._summary_store: SummaryStore | None = None
+        self._scratch: str | None = None  # the store's folder under --no-cache, if any
         global _run_index
         _run_index = None  # an earlier run's, in this process, knows an older project
         self._jobs = jobs
@@ -158,7 +161,7 @@ class Run:
             # now, and an idle one costs little (it imports libcst only for its first file).
             at_most = self._python + total - len(self._slots)
             self.stats.workers = min(self._jobs, at_most // (MIN_FILES_FOR_WORKERS // 2))
-            self._pool = _start_pool(self.stats.workers, self._config_root)
+            self._pool = self._new_pool(self.stats.workers)
             # Those found so far; a file whose first stage is still to run goes in its batch.
             waiting = [
                 i
@@ -188,7 +191,7 @@ class Run:
             if len(self._unfiltered) < FIRST_STAGE_IN_WORKERS:
                 return
             self.stats.workers = self._jobs
-            self._pool = _start_pool(self._jobs, self._config_root)
+            self._pool = self._new_pool(self._jobs)
         if len(self._unfiltered) >= FIRST_STAGE_BATCH:
             self._settle_batches(total, wait=False)  # once a batch: what the workers have done
             self._hand_over_waiting(total, whole_batches=True)
@@ -328,12 +331,44 @@ class Run:
         Workers forked after that start from what it has learnt."""
         global _run_index
         if self._index is None:
-            self._index = _run_index = new_project_index(self._config_root)
+            self._index = new_project_index(self._config_root, self._store())
+        _run_index = self._index  # this run's, even after another run in this process began
         return self._index
+
+    def _store(self, for_workers: bool = False) -> SummaryStore | None:
+        """The module summaries this run shares with its workers and, in the cache, with later
+        runs. Under --no-cache, a folder of the run's own once workers start (`for_workers`),
+        removed when they are done; none before."""
+        if self._summary_store is None and (self.cache is not None or for_workers):
+            from tfmemlint.project.summary_store import SummaryStore
+
+            if self.cache is not None:
+                folder, fingerprint = self.cache.summary_folder(), self.cache.fingerprint
+            else:
+                import tempfile
+
+                with contextlib.suppress(OSError):
+                    self._scratch = tempfile.mkdtemp(prefix="tfmemlint-summaries-")
+                folder, fingerprint = self._scratch, "this run"
+            if folder is not None:
+                self._summary_store = SummaryStore(folder, fingerprint)
+                if self._index is not None:  # made before the workers: it shares from now on
+                    self._index.store = self._summary_store
+        return self._summary_store
+
+    def _new_pool(self, workers: int) -> ProcessPoolExecutor:
+        return _start_pool(workers, self._config_root, self._store(for_workers=True))
 
     def _stop_pool(self) -> None:
         if self._pool is not None:
             _shut_down(self._pool)
+        if self._scratch is not None:  # no worker writes to it any more
+            import shutil
+
+            if self._index is not None:
+                self._index.store = None
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -500,7 +535,9 @@ def _shut_down(pool: ProcessPoolExecutor) -> None:
         manager.join()
 
 
-def _start_pool(workers: int, config_root: str | None) -> ProcessPoolExecutor:
+def _start_pool(
+    workers: int, config_root: str | None, store: SummaryStore | None
+) -> ProcessPoolExecutor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -511,7 +548,7 @@ def _start_pool(workers: int, config_root: str | None) -> ProcessPoolExecutor:
         workers,
         mp_context=context,
         initializer=_start_worker,
-        initargs=(os.getpid(), config_root),
+        initargs=(os.getpid(), config_root, store),
     )
 
 
@@ -536,7 +573,9 @@ def _check_in_worker(pending: _Pending, mode: Mode, verbose: bool) -> FileResult
         os._exit(ended.code if isinstance(ended.code, int) else 1)
 
 
-def _start_worker(parent: int, config_root: str | None = None) -> None:
+def _start_worker(
+    parent: int, config_root: str | None = None, store: SummaryStore | None = None
+) -> None:
     """The pool ends its workers with SIGTERM when one of them dies, and so does Linux when the
     parent is killed outright (SIGKILL, the out-of-memory killer): otherwise the worker would
     wait for work forever.
@@ -560,7 +599,9 @@ def _start_worker(parent: int, config_root: str | None = None) -> None:
     signal.signal(signal.SIGTERM, leave)
     global _run_index
     if _run_index is None:  # spawned, or forked before the parent needed one: one for this worker
-        _run_index = new_project_index(config_root)
+        _run_index = new_project_index(config_root, store)
+    elif _run_index.store is None:  # forked from an index made before the store
+        _run_index.store = store
     if sys.platform == "linux":
         import ctypes
 

@@ -1,0 +1,177 @@
+"""The store of project modules' summaries (issue 45): a module is summarized once while its
+bytes stay the same, by whichever process or run gets to it first; what another tool wrote, a
+damaged entry or changed bytes are summarized again."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tfmemlint.configuration.settings import Settings
+from tfmemlint.model import FileResult
+from tfmemlint.project import index as index_module
+from tfmemlint.project import summary_store
+from tfmemlint.project.module_summary import ModuleSummary
+from tfmemlint.project.summary_store import SummaryStore
+from tfmemlint.reading.digest import content_hash
+from tfmemlint.rules import ALL_RULES
+from tfmemlint.running.cache import ResultCache
+from tfmemlint.running.runner import Run
+
+COMPAT = "import tensorflow.compat.v1 as tfv1\n"
+TRAIN = "from mypkg.compat import tfv1\n\nsess = tfv1.Session()\n"
+
+
+def project(root: Path, compat: str = COMPAT) -> Path:
+    (root / "mypkg").mkdir(parents=True, exist_ok=True)
+    (root / "mypkg" / "__init__.py").write_text("")
+    (root / "mypkg" / "compat.py").write_text(compat)
+    (root / "train.py").write_text(TRAIN)
+    return root / "train.py"
+
+
+def check(paths: list[Path], cache: Path | None) -> list[FileResult]:
+    """A run in this process, as the CLI makes it, with the cache in `cache`."""
+    store = ResultCache(str(cache)) if cache is not None else None
+    run = Run([str(p) for p in paths], Settings.default(ALL_RULES), "check", cache=store)
+    return list(run)
+
+
+def codes(results: list[FileResult]) -> list[str]:
+    return [finding.code for result in results for finding in result.findings]
+
+
+@pytest.fixture
+def summarized(monkeypatch: pytest.MonkeyPatch) -> list[ModuleSummary | None]:
+    """Every summary this process builds from a syntax tree, as it builds it."""
+    built: list[ModuleSummary | None] = []
+
+    def summarize(tree: object) -> ModuleSummary | None:
+        built.append(original(tree))
+        return built[-1]
+
+    original = index_module.summarize
+    monkeypatch.setattr(index_module, "summarize", summarize)
+    return built
+
+
+def test_a_later_run_is_served_the_summary_an_earlier_one_made(
+    tmp_path: Path, summarized: list[ModuleSummary | None]
+) -> None:
+    train = project(tmp_path / "src")
+    cache = tmp_path / "cache"
+    assert codes(check([train], cache)) == ["TFM101"]
+    assert len(summarized) == 1  # mypkg/compat.py, through which `tfv1` resolves
+    compat = (tmp_path / "src" / "mypkg" / "compat.py").read_bytes()
+    entry = cache / "summaries" / f"{content_hash(compat)}.marshal"
+    assert entry.is_file()
+    train.write_text(TRAIN + "# edited: checked again, its module's summary from the store\n")
+    assert codes(check([train], cache)) == ["TFM101"]
+    assert len(summarized) == 1
+
+
+def test_changed_bytes_are_summarized_again(
+    tmp_path: Path, summarized: list[ModuleSummary | None]
+) -> None:
+    train = project(tmp_path / "src")
+    cache = tmp_path / "cache"
+    assert codes(check([train], cache)) == ["TFM101"]
+    # `tfv1` is no TensorFlow any more: a summary served by the path would still say it is.
+    (tmp_path / "src" / "mypkg" / "compat.py").write_text("import numpy as tfv1\n")
+    assert codes(check([train], cache)) == []
+    assert len(summarized) == 2
+    assert len(list((cache / "summaries").iterdir())) == 2
+
+
+def test_another_tools_entry_or_a_damaged_one_is_never_served(
+    tmp_path: Path, summarized: list[ModuleSummary | None]
+) -> None:
+    train = project(tmp_path / "src")
+    cache = tmp_path / "cache"
+    key = content_hash(COMPAT.encode())
+    entry = cache / "summaries" / f"{key}.marshal"
+    # Another version of the tool would read `tfv1` as numpy's.
+    entry.parent.mkdir(parents=True)
+    wrong = ModuleSummary(bindings={"tfv1": ["numpy"]}, bound={"tfv1": 1})
+    SummaryStore(str(entry.parent), "another tool").put(key, wrong)
+    assert SummaryStore(str(entry.parent), "another tool").get(key) == wrong
+    assert codes(check([train], cache)) == ["TFM101"]
+    assert len(summarized) == 1
+    entry.write_bytes(b"\x00not marshal")
+    train.write_text(TRAIN + "# edited\n")
+    assert codes(check([train], cache)) == ["TFM101"]
+    assert len(summarized) == 2
+    _, fingerprint, _ = marshal.loads(entry.read_bytes())  # written anew, whole
+    assert fingerprint == ResultCache(str(cache)).fingerprint
+
+
+def test_every_field_of_a_summary_comes_back(tmp_path: Path) -> None:
+    summary = ModuleSummary(
+        bindings={"tf": ["tensorflow"], "tfv1": ["=tf.compat.v1"], "x": None},
+        stars=["..compat"],
+        public=frozenset({"tf", "tfv1"}),
+        functions={"make"},
+        bound={"tf": 1, "tfv1": 1, "x": 2, "make": 1},
+        bound_to_calls={"x"},
+    )
+    store = SummaryStore(str(tmp_path / "summaries"), "this tool")
+    assert store.get("0" * 32) is None
+    store.put("0" * 32, summary)
+    assert store.get("0" * 32) == summary
+    assert SummaryStore(str(tmp_path / "summaries"), "another tool").get("0" * 32) is None
+
+
+def test_a_store_that_cannot_be_written_leaves_the_run_as_it_was(tmp_path: Path) -> None:
+    store = SummaryStore(str(tmp_path / "gone" / "summaries"), "this tool")
+    store.put("0" * 32, ModuleSummary())  # its parent is not there: left out, no error
+    assert store.get("0" * 32) is None
+    assert not (tmp_path / "gone").exists()
+
+
+def test_the_oldest_entries_go_once_the_store_is_full(tmp_path: Path) -> None:
+    folder = tmp_path / "summaries"
+    store = SummaryStore(str(folder), "this tool")
+    for number in range(12):
+        store.put(f"{number + 1:032x}", ModuleSummary())
+        os.utime(folder / f"{number + 1:032x}.marshal", ns=(number * 10**9, number * 10**9))
+    (folder / "notes.txt").write_text("a user's own file")
+    summary_store.prune(str(folder), 8)
+    kept = sorted(path.name for path in folder.iterdir())
+    # Down to three quarters of 8: the 6 written last, and what is not the store's.
+    assert kept == [f"{number + 1:032x}.marshal" for number in range(6, 12)] + ["notes.txt"]
+
+
+def test_workers_share_a_folder_of_the_runs_own_under_no_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "src"
+    project(root)
+    # Enough files for two workers; each names TensorFlow, so that the first stage here lets
+    # it through without resolving its names: the workers do, once they check it.
+    for number in range(13):
+        (root / f"train{number:02d}.py").write_text("# A tensorflow program.\n" + TRAIN)
+    (root / "train.py").unlink()
+    paths = sorted(root.rglob("*.py"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
+    removed: dict[str, list[str]] = {}
+    original = shutil.rmtree
+
+    def rmtree(path: str, **options: object) -> None:
+        removed[path] = sorted(os.listdir(path))
+        original(path, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree)
+    serial = Run([str(p) for p in paths], Settings.default(ALL_RULES), "check", jobs=1)
+    parallel = Run([str(p) for p in paths], Settings.default(ALL_RULES), "check", jobs=2)
+    assert codes(list(parallel)) == codes(list(serial)) == ["TFM101"] * 13
+    assert parallel.stats.workers == 2
+    [(folder, entries)] = removed.items()
+    assert entries == [f"{content_hash(COMPAT.encode())}.marshal"]
+    assert Path(folder).parent == tmp_path / "tmp" and not Path(folder).exists()
