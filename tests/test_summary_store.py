@@ -4,11 +4,13 @@ damaged entry or changed bytes are summarized again."""
 
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,9 +165,9 @@ def test_workers_share_a_folder_of_the_runs_own_under_no_cache(
     removed: dict[str, list[str]] = {}
     original = shutil.rmtree
 
-    def rmtree(path: str, **options: object) -> None:
+    def rmtree(path: str, *options: Any, **named: Any) -> None:
         removed[path] = sorted(os.listdir(path))
-        original(path, **options)  # type: ignore[arg-type]
+        original(path, *options, **named)
 
     monkeypatch.setattr(shutil, "rmtree", rmtree)
     serial = Run([str(p) for p in paths], Settings.default(ALL_RULES), "check", jobs=1)
@@ -175,3 +177,22 @@ def test_workers_share_a_folder_of_the_runs_own_under_no_cache(
     [(folder, entries)] = removed.items()
     assert entries == [f"{content_hash(COMPAT.encode())}.marshal"]
     assert Path(folder).parent == tmp_path / "tmp" and not Path(folder).exists()
+
+
+def test_a_run_never_iterated_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "src"
+    project(root)
+    for number in range(13):
+        (root / f"train{number:02d}.py").write_text("# A tensorflow program.\n" + TRAIN)
+    paths = [str(p) for p in sorted(root.rglob("*.py"))]
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    started = Run(paths, Settings.default(ALL_RULES), "check", jobs=2)
+    assert started.stats.workers == 2
+    [folder] = (tmp_path / "tmp").iterdir()
+    del started  # never asked for its results: its workers are never stopped by it
+    gc.collect()
+    assert not folder.exists()

@@ -35,12 +35,14 @@ _PRUNE_ONE_IN = 256
 
 
 class SummaryStore:
-    """The store in `folder` (made on the first write), for the tool whose fingerprint is
-    given."""
+    """The store in `folder`, for the tool whose fingerprint is given. `make_folder`: the
+    folder is made on the first write (its parent must be there); else, once it is gone, the
+    store is."""
 
-    def __init__(self, folder: str, fingerprint: str) -> None:
+    def __init__(self, folder: str, fingerprint: str, make_folder: bool = True) -> None:
         self.folder = folder
         self.fingerprint = fingerprint
+        self.make_folder = make_folder
         self._umask: int | None = None
 
     def get(self, content_hash: str) -> ModuleSummary | None:
@@ -73,6 +75,8 @@ class SummaryStore:
         try:
             descriptor, temporary = create_temporary(self.folder, _TEMPORARY)
         except FileNotFoundError:  # the first write: the folder is made now (its parent not)
+            if not self.make_folder:
+                raise
             with contextlib.suppress(FileExistsError):
                 os.mkdir(self.folder)
             descriptor, temporary = create_temporary(self.folder, _TEMPORARY)

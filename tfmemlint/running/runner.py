@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tfmemlint.checking.prefilter import first_stage, launch_file_may_have_findings
 from tfmemlint.configuration.discovery import Exclusions, Missing, discover
@@ -24,6 +24,7 @@ from tfmemlint.rules.file_errors import READ_ERROR
 from tfmemlint.running.file_check import Mode, check_file, diagnostic, new_project_index, read_file
 
 if TYPE_CHECKING:
+    import weakref
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from tfmemlint.project.index import FileResolver, ProjectIndex
@@ -116,7 +117,9 @@ class Run:
         self._config_root = settings.config_root
         self._index: ProjectIndex | None = None
         self._summary_store: SummaryStore | None = None
-        self._scratch: str | None = None  # the store's folder under --no-cache, if any
+        # Removes the store's folder under --no-cache, if any: when the workers are done, or
+        # else when this run is collected or the process ends (a run never iterated to its end).
+        self._scratch: weakref.finalize[Any, Any] | None = None
         global _run_index
         _run_index = None  # an earlier run's, in this process, knows an older project
         self._jobs = jobs
@@ -342,16 +345,20 @@ class Run:
         if self._summary_store is None and (self.cache is not None or for_workers):
             from tfmemlint.project.summary_store import SummaryStore
 
+            made_here = self.cache is None  # a folder of this run's own, made here
             if self.cache is not None:
                 folder, fingerprint = self.cache.summary_folder(), self.cache.fingerprint
             else:
+                import shutil
                 import tempfile
+                import weakref
 
+                folder, fingerprint = None, "this run"
                 with contextlib.suppress(OSError):
-                    self._scratch = tempfile.mkdtemp(prefix="tfmemlint-summaries-")
-                folder, fingerprint = self._scratch, "this run"
+                    folder = tempfile.mkdtemp(prefix="tfmemlint-summaries-")
+                    self._scratch = weakref.finalize(self, shutil.rmtree, folder, True)
             if folder is not None:
-                self._summary_store = SummaryStore(folder, fingerprint)
+                self._summary_store = SummaryStore(folder, fingerprint, not made_here)
                 if self._index is not None:  # made before the workers: it shares from now on
                     self._index.store = self._summary_store
         return self._summary_store
@@ -363,12 +370,9 @@ class Run:
         if self._pool is not None:
             _shut_down(self._pool)
         if self._scratch is not None:  # no worker writes to it any more
-            import shutil
-
             if self._index is not None:
                 self._index.store = None
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch = None
+            self._scratch()
 
     def __len__(self) -> int:
         return len(self._slots)
