@@ -5,15 +5,19 @@ damaged entry or changed bytes are summarized again."""
 from __future__ import annotations
 
 import gc
+import json
 import marshal
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import run_cli
 from tfmemlint.configuration.settings import Settings
 from tfmemlint.model import FileResult
 from tfmemlint.project import index as index_module
@@ -108,7 +112,7 @@ def test_another_tools_entry_or_a_damaged_one_is_never_served(
     train.write_text(TRAIN + "# edited\n")
     assert codes(check([train], cache)) == ["TFM101"]
     assert len(summarized) == 2
-    _, fingerprint, _ = marshal.loads(entry.read_bytes())  # written anew, whole
+    _, fingerprint, _, _ = marshal.loads(entry.read_bytes())  # written anew, whole
     assert fingerprint == ResultCache(str(cache)).fingerprint
 
 
@@ -121,10 +125,14 @@ def test_every_field_of_a_summary_comes_back(tmp_path: Path) -> None:
         bound={"tf": 1, "tfv1": 1, "x": 2, "make": 1},
         bound_to_calls={"x"},
     )
-    store = SummaryStore(str(tmp_path / "summaries"), "this tool")
+    made: list[str] = []
+    store = SummaryStore(str(tmp_path / "summaries"), "this tool", lambda: made.append("cache"))
     assert store.get("0" * 32) is None
     store.put("0" * 32, summary)
     assert store.get("0" * 32) == summary
+    assert made == ["cache"]  # the cache's folder first, on the first write alone
+    store.put("1" * 32, summary)
+    assert made == ["cache"]
     assert SummaryStore(str(tmp_path / "summaries"), "another tool").get("0" * 32) is None
 
 
@@ -137,15 +145,23 @@ def test_a_store_that_cannot_be_written_leaves_the_run_as_it_was(tmp_path: Path)
 
 def test_the_oldest_entries_go_once_the_store_is_full(tmp_path: Path) -> None:
     folder = tmp_path / "summaries"
+    folder.mkdir()
     store = SummaryStore(str(folder), "this tool")
     for number in range(12):
         store.put(f"{number + 1:032x}", ModuleSummary())
         os.utime(folder / f"{number + 1:032x}.marshal", ns=(number * 10**9, number * 10**9))
-    (folder / "notes.txt").write_text("a user's own file")
+    for name in ("notes.txt", "mine.marshal", ".summary-notes.tmp"):  # a user's own files
+        (folder / name).write_text("kept")
+        os.utime(folder / name, ns=(0, 0))
     summary_store.prune(str(folder), 8)
     kept = sorted(path.name for path in folder.iterdir())
     # Down to three quarters of 8: the 6 written last, and what is not the store's.
-    assert kept == [f"{number + 1:032x}.marshal" for number in range(6, 12)] + ["notes.txt"]
+    assert kept == [
+        ".summary-notes.tmp",
+        *(f"{number + 1:032x}.marshal" for number in range(6, 12)),
+        "mine.marshal",
+        "notes.txt",
+    ]
 
 
 def test_workers_share_a_folder_of_the_runs_own_under_no_cache(
@@ -196,3 +212,59 @@ def test_a_run_never_iterated_leaves_no_folder(
     del started  # never asked for its results: its workers are never stopped by it
     gc.collect()
     assert not folder.exists()
+
+
+def test_a_summary_made_under_the_checks_deeper_limit_is_not_served_to_the_pre_filter(
+    tmp_path: Path,
+) -> None:
+    """How deep a tree CPython builds follows the recursion limit, and the checks run under a
+    higher one than the pre-filter: a served summary must not make a module parse where it
+    would not."""
+    root = tmp_path / "src"
+    deep = COMPAT + "x = " + "+".join(["a"] * 5000) + "\n"
+    project(root, compat=deep)
+    # Checked, it resolves `tfv1` through the module, under the checks' limit.
+    both = "import tensorflow as tf\nfrom mypkg.compat import tfv1\n\nsess = tf.Session()\n"
+    (root / "both.py").write_text(both + "sess2 = tfv1.Session()\n")
+    cache = tmp_path / "cache"
+    options = ["--isolated", "--output-format", "json"]
+    run_cli(*options, "--cache-dir", str(cache), str(root / "both.py"))
+    uncached = run_cli(*options, "--no-cache", str(root / "train.py"))
+    cached = run_cli(*options, "--cache-dir", str(cache), str(root / "train.py"))
+    assert json.loads(cached.stdout) == json.loads(uncached.stdout)
+
+
+def test_the_folders_of_runs_ended_by_a_signal_are_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        text=True,
+        capture_output=True,
+        check=True,
+    )
+    scratch = tmp_path / "tmp"
+    left = scratch / f"tfmemlint-summaries-{gone.stdout.strip()}-abc"
+    running = scratch / f"tfmemlint-summaries-{os.getpid()}-def"
+    for folder in (left, running):
+        folder.mkdir(parents=True)
+        (folder / f"{0:032x}.marshal").write_bytes(b"")
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    root = tmp_path / "src"
+    project(root)
+    for number in range(13):
+        (root / f"train{number:02d}.py").write_text("# A tensorflow program.\n" + TRAIN)
+    (root / "train.py").unlink()
+    paths = [str(p) for p in sorted(root.rglob("*.py"))]
+    run = Run(paths, Settings.default(ALL_RULES), "check", jobs=2)
+    assert run.stats.workers == 2 and not left.exists() and running.exists()
+    assert codes(list(run)) == ["TFM101"] * 13
+    assert sorted(scratch.iterdir()) == [running]
+
+
+def test_a_run_that_summarizes_nothing_makes_no_cache_folder(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nsess = tf.Session()\n")
+    diff = run_cli("--isolated", "--diff", "train.py", cwd=tmp_path)
+    assert diff.returncode == 1 and "+sess = tf.Session(config=" in diff.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]

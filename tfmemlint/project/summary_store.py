@@ -9,6 +9,10 @@ never served. An entry is written whole and renamed into place, so a reader sees
 none, and two writers of the same module write the same bytes. The store is only ever a shortcut:
 an entry that cannot be read is summarized again, one that cannot be written is left out, and a
 module that does not parse has none (it is rare, and its parse stops at the error).
+
+Whether a deeply nested module parses depends on the recursion limit (CPython 3.11 bounds a
+syntax tree's depth by three times it), and the checks run under a higher one than the
+pre-filter: an entry records the limit it was made under, and is served only under one as high.
 """
 
 from __future__ import annotations
@@ -17,15 +21,18 @@ import contextlib
 import dataclasses
 import marshal
 import os
+import sys
+from collections.abc import Callable
 
 from tfmemlint.project.module_summary import ModuleSummary
 from tfmemlint.reading.source import create_temporary
 
 # The layout of an entry; another layout is a miss.
-_LAYOUT = 1
+_LAYOUT = 2
 # Every field, by name: what a summary holds is all kept, whatever fields it gains.
 _FIELDS = tuple(field.name for field in dataclasses.fields(ModuleSummary))
 _SUFFIX = ".marshal"
+_HASH_LENGTH = 32  # hex digits of `digest.content_hash`
 _TEMPORARY = ".summary-"
 # How many entries the folder keeps: once a write finds more, the oldest written go. An entry is
 # about 2 KB (sympy's largest, 54 KB), so the folder stays within about 20 MB.
@@ -35,34 +42,40 @@ _PRUNE_ONE_IN = 256
 
 
 class SummaryStore:
-    """The store in `folder`, for the tool whose fingerprint is given. `make_folder`: the
-    folder is made on the first write (its parent must be there); else, once it is gone, the
-    store is."""
+    """The store in `folder`, for the tool whose fingerprint is given. `make_parent`: what makes
+    the folder's parent (the cache's folder) before the first write makes the folder; without
+    it, a folder that is gone stays gone, and so does the store."""
 
-    def __init__(self, folder: str, fingerprint: str, make_folder: bool = True) -> None:
+    def __init__(
+        self, folder: str, fingerprint: str, make_parent: Callable[[], None] | None = None
+    ) -> None:
         self.folder = folder
         self.fingerprint = fingerprint
-        self.make_folder = make_folder
+        self.make_parent = make_parent
         self._umask: int | None = None
 
     def get(self, content_hash: str) -> ModuleSummary | None:
-        """The summary of the module whose bytes have this hash; None where there is none."""
+        """The summary of the module whose bytes have this hash, made under a recursion limit
+        no higher than this one; None where there is none."""
         try:
             with open(self._path(content_hash), "rb") as handle:
                 stored = marshal.loads(handle.read())
-            layout, fingerprint, fields = stored
+            layout, fingerprint, limit, fields = stored
             if layout != _LAYOUT or fingerprint != self.fingerprint:
+                return None
+            if limit > sys.getrecursionlimit():  # it might not parse here
                 return None
             return ModuleSummary(**dict(zip(_FIELDS, fields, strict=True)))
         except (OSError, EOFError, ValueError, TypeError):
             return None  # none yet, or damaged: summarized again
 
     def put(self, content_hash: str, summary: ModuleSummary) -> None:
-        """Keep the summary of the module whose bytes have this hash; a failure leaves it out."""
+        """Keep the summary of the module whose bytes have this hash, made under the recursion
+        limit in force now; a failure leaves it out."""
         try:
             fields = [getattr(summary, name) for name in _FIELDS]
-            data = marshal.dumps((_LAYOUT, self.fingerprint, fields))
-            self._write(content_hash, data)
+            stored = (_LAYOUT, self.fingerprint, sys.getrecursionlimit(), fields)
+            self._write(content_hash, marshal.dumps(stored))
         except (OSError, ValueError):
             return
         if int(content_hash[:4], 16) % _PRUNE_ONE_IN == 0:
@@ -74,9 +87,10 @@ class SummaryStore:
     def _write(self, content_hash: str, data: bytes) -> None:
         try:
             descriptor, temporary = create_temporary(self.folder, _TEMPORARY)
-        except FileNotFoundError:  # the first write: the folder is made now (its parent not)
-            if not self.make_folder:
+        except FileNotFoundError:  # the first write: the folder is made now
+            if self.make_parent is None:
                 raise
+            self.make_parent()
             with contextlib.suppress(FileExistsError):
                 os.mkdir(self.folder)
             descriptor, temporary = create_temporary(self.folder, _TEMPORARY)
@@ -105,10 +119,9 @@ def prune(folder: str, kept: int) -> None:
     with contextlib.suppress(OSError):
         for entry in os.scandir(folder):
             with contextlib.suppress(OSError):
-                written = entry.stat().st_mtime_ns
-                if entry.name.endswith(_SUFFIX):
-                    entries.append((written, entry.path))
-                elif entry.name.startswith(_TEMPORARY) and written < hour_ago:
+                if _is_entry(entry.name):
+                    entries.append((entry.stat().st_mtime_ns, entry.path))
+                elif _is_temporary(entry.name) and entry.stat().st_mtime_ns < hour_ago:
                     os.unlink(entry.path)
     if len(entries) <= kept:
         return
@@ -116,3 +129,19 @@ def prune(folder: str, kept: int) -> None:
     for _, path in entries[: len(entries) - kept * 3 // 4]:
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+def _is_entry(name: str) -> bool:
+    """Whether a name is one `SummaryStore._path` makes: a content hash, then the suffix."""
+    stem = name[: -len(_SUFFIX)]
+    return name.endswith(_SUFFIX) and len(stem) == _HASH_LENGTH and _is_hex(stem)
+
+
+def _is_temporary(name: str) -> bool:
+    """Whether a name is one `create_temporary` makes for the store."""
+    middle = name[len(_TEMPORARY) : -len(".tmp")]
+    return name.startswith(_TEMPORARY) and name.endswith(".tmp") and _is_hex(middle)
+
+
+def _is_hex(text: str) -> bool:
+    return bool(text) and all(character in "0123456789abcdef" for character in text)

@@ -31,7 +31,7 @@ import marshal
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from stat import S_ISDIR
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -317,31 +317,17 @@ class ResultCache:
             )
 
     def _write(self) -> None:
-        self._make_folder()
+        make_folder(self.directory)
         entries = {**self._read(), **self._changed}
         _remove_stale_temporaries(self.directory)
         self._replace(_RESULTS, {"tool": self.fingerprint, "files": entries})
 
-    def _make_folder(self) -> None:
-        if not os.path.isdir(self.directory):
-            os.makedirs(self.directory)
-            # Only in a folder made here: `--cache-dir .` must not make git ignore a project.
-            for name, content in (
-                (".gitignore", "# Made by tfmemlint.\n*\n"),
-                ("CACHEDIR.TAG", _TAG),
-            ):
-                with open(os.path.join(self.directory, name), "w", encoding="utf-8") as handle:
-                    handle.write(content)
-
-    def summary_folder(self) -> str | None:
-        """The folder that keeps module summaries (see `project.summary_store`, which makes it
-        on its first write), in the cache's folder, made here if need be; None where that
-        cannot be: the run goes on without it, and `save` says why."""
-        try:
-            self._make_folder()
-        except OSError:
-            return None
-        return os.path.join(self.directory, _SUMMARIES)
+    def summary_folder(self) -> tuple[str, Callable[[], None]]:
+        """The folder that keeps module summaries (see `project.summary_store`), and what makes
+        the cache's folder before the store makes its own, on its first write."""
+        return os.path.join(self.directory, _SUMMARIES), functools.partial(
+            make_folder, self.directory
+        )
 
     def _replace(self, name: str, stored: dict[str, Any], private: bool = False) -> None:
         """Write `stored` as the cache's file `name`, whole or not at all; `private`: readable
@@ -361,6 +347,17 @@ class ResultCache:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+
+
+def make_folder(directory: str) -> None:
+    """Make the cache's folder, if it is not there, with the files that keep it out of git and
+    backups."""
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+        # Only in a folder made here: `--cache-dir .` must not make git ignore a project.
+        for name, content in ((".gitignore", "# Made by tfmemlint.\n*\n"), ("CACHEDIR.TAG", _TAG)):
+            with open(os.path.join(directory, name), "w", encoding="utf-8") as handle:
+                handle.write(content)
 
 
 def _paths(items: Sequence[object]) -> str:

@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from tfmemlint.checking.prefilter import first_stage, launch_file_may_have_findings
 from tfmemlint.configuration.discovery import Exclusions, Missing, discover
@@ -345,20 +345,20 @@ class Run:
         if self._summary_store is None and (self.cache is not None or for_workers):
             from tfmemlint.project.summary_store import SummaryStore
 
-            made_here = self.cache is None  # a folder of this run's own, made here
+            make_parent = None  # a folder of this run's own is made here, once
             if self.cache is not None:
-                folder, fingerprint = self.cache.summary_folder(), self.cache.fingerprint
+                folder, make_parent = self.cache.summary_folder()
+                fingerprint = self.cache.fingerprint
             else:
                 import shutil
-                import tempfile
                 import weakref
 
                 folder, fingerprint = None, "this run"
                 with contextlib.suppress(OSError):
-                    folder = tempfile.mkdtemp(prefix="tfmemlint-summaries-")
+                    folder = _scratch_folder()
                     self._scratch = weakref.finalize(self, shutil.rmtree, folder, True)
             if folder is not None:
-                self._summary_store = SummaryStore(folder, fingerprint, not made_here)
+                self._summary_store = SummaryStore(folder, fingerprint, make_parent)
                 if self._index is not None:  # made before the workers: it shares from now on
                     self._index.store = self._summary_store
         return self._summary_store
@@ -517,9 +517,39 @@ def _passes_first_stage(pending: _Pending, index: Callable[[], ProjectIndex]) ->
 
 
 def _first_stage_in_worker(pendings: list[_Pending]) -> list[Verdict]:
-    """The first stage of a batch of files, in a worker. It writes nothing: a worker that dies
-    in it costs its batch's first stages, run again in the main process."""
-    return [_passes_first_stage(pending, _index) for pending in pendings]
+    """The first stage of a batch of files, in a worker: a worker that dies in it costs its
+    batch's first stages, run again in the main process. It writes only module summaries, as a
+    task (see `_as_task`)."""
+    return _as_task(lambda: [_passes_first_stage(pending, _index) for pending in pendings])
+
+
+_SCRATCH_PREFIX = "tfmemlint-summaries-"
+
+
+def _scratch_folder() -> str:
+    """A new folder for the module summaries of a --no-cache run's workers, in the system's
+    temporary folder, named with this process's id. The folders of processes that are gone
+    (ended by a signal before they could remove theirs) are removed first."""
+    import shutil
+    import tempfile
+
+    parent = tempfile.gettempdir()
+    if os.name == "posix":  # elsewhere os.kill(pid, 0) would end that process
+        for name in os.listdir(parent):
+            pid = name[len(_SCRATCH_PREFIX) :].partition("-")[0]
+            if name.startswith(_SCRATCH_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-", dir=parent)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's, say
+        return True
+    return True
 
 
 def _shut_down(pool: ProcessPoolExecutor) -> None:
@@ -566,11 +596,20 @@ _in_task = False
 
 
 def _check_in_worker(pending: _Pending, mode: Mode, verbose: bool) -> FileResult:
+    return _as_task(lambda: _check_pending(pending, mode, verbose))
+
+
+Done = TypeVar("Done")
+
+
+def _as_task(work: Callable[[], Done]) -> Done:
+    """`work()`, in a worker, as a task: SIGTERM unwinds it, so that a write in progress
+    removes its temporary file, and then ends the worker."""
     global _in_task
     _in_task = True
     try:
         try:
-            return _check_pending(pending, mode, verbose)
+            return work()
         finally:
             _in_task = False
     except _WorkerEnded as ended:  # also one raised as the flag is cleared
