@@ -130,9 +130,12 @@ class ProjectIndex:
         summary = store.get(key) if store is not None else None
         if summary is None:
             # A tree the walk kept is summarized; one read only for this is not kept (memory).
+            # Only a tree parsed here is stored: the store records the recursion limit of its
+            # parse, and a kept tree may have been parsed under another.
+            parsed_here = path not in self.trees
             tree, read = self.syntax_tree(path, keep=False)
             summary = summarize(tree) if tree is not None else None
-            if store is not None and summary is not None:
+            if store is not None and summary is not None and parsed_here:
                 store.put(key, summary)
         self._summaries[path] = (summary, read)
         return summary, read
