@@ -446,3 +446,24 @@ def open_notebook(
             ],
         )
     )
+
+
+async def test_a_project_with_a_configuration_keeps_its_modules_summaries(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """The server shares the summaries of the project's modules with the command line, in the
+    cache the command line keeps there; a folder without a configuration gets no cache."""
+    for folder, configured in (("kept", True), ("loose", False)):
+        root = tmp_path / folder
+        (root / "mypkg").mkdir(parents=True)
+        (root / "mypkg" / "__init__.py").write_text("")
+        (root / "mypkg" / "compat.py").write_text("import tensorflow.compat.v1 as tfv1\n")
+        if configured:
+            (root / "tfmemlint.toml").write_text("")
+        text = "from mypkg.compat import tfv1\n\nsess = tfv1.Session()\n"
+        uri = open_file(client, root / "train.py", text)
+        assert codes(await settled(client, uri, bool)) == ["TFM101"]
+    [entry] = (tmp_path / "kept" / ".tfmemlint_cache" / "summaries").iterdir()
+    assert entry.name.endswith(".marshal")
+    assert (tmp_path / "kept" / ".tfmemlint_cache" / ".gitignore").is_file()
+    assert not (tmp_path / "loose" / ".tfmemlint_cache").exists()

@@ -268,3 +268,16 @@ def test_a_run_that_summarizes_nothing_makes_no_cache_folder(tmp_path: Path) -> 
     diff = run_cli("--isolated", "--diff", "train.py", cwd=tmp_path)
     assert diff.returncode == 1 and "+sess = tf.Session(config=" in diff.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+
+
+def test_a_source_from_stdin_shares_the_caches_summaries(tmp_path: Path) -> None:
+    train = project(tmp_path / "src")
+    cache = tmp_path / "cache"
+    options = ["--isolated", "--stdin-filename", str(train), "-"]
+    uncached = run_cli("--no-cache", *options, stdin=TRAIN, cwd=tmp_path)
+    assert uncached.returncode == 1 and "TFM101" in uncached.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+    stdin = run_cli("--cache-dir", str(cache), *options, stdin=TRAIN, cwd=tmp_path)
+    assert stdin.stdout == uncached.stdout
+    compat = (tmp_path / "src" / "mypkg" / "compat.py").read_bytes()
+    assert [p.name for p in (cache / "summaries").iterdir()] == [f"{content_hash(compat)}.marshal"]

@@ -253,7 +253,14 @@ def check(
         if stdin_filename and exclusions.skip_named(stdin_filename):
             result, source_out = FileResult(name), source_in  # as ruff: left out
         else:
-            result, source_out = file_check.check_stdin(name, source_in, settings, mode, verbose)
+            store = None
+            if not no_cache:  # the summaries of the project's modules, as a run of files has
+                from tfmemlint.running.cache import ResultCache, directory_of
+
+                store = ResultCache(directory_of(file_config, cache_dir)).summary_store()
+            result, source_out = file_check.check_stdin(
+                name, source_in, settings, mode, verbose, store=store
+            )
         results = [result]
         if fix:
             # Editors read the source back from stdout; the report goes to stderr.
@@ -273,11 +280,9 @@ def check(
         if not items:  # as ruff says it: checking nothing is no pass
             click.echo("warning: No Python files found under the given path(s)", err=True)
         if not no_cache:
-            from tfmemlint.running.cache import DIRECTORY_NAME, ResultCache
+            from tfmemlint.running.cache import ResultCache, directory_of
 
-            configured = file_config.get("cache-dir")
-            default = os.path.join(file_config.root, configured or DIRECTORY_NAME)
-            cache = ResultCache(cache_dir or default)
+            cache = ResultCache(directory_of(file_config, cache_dir))
             # A check made as the last one was, of files the cache would serve by their stat
             # alone, prints what that one printed (see `cache`); not on a terminal, whose look
             # depends on more.

@@ -10,6 +10,7 @@ Fixes are the CLI's byte-exact edits, applied to the buffer.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -26,6 +27,7 @@ from tfmemlint.model import Edit, Finding, Location
 from tfmemlint.reading.source import LineIndex, declared_encoding, minimal_change
 
 if TYPE_CHECKING:
+    from tfmemlint.project.summary_store import SummaryStore
     from tfmemlint.reading.notebook import Notebook
 
 # A change waits this long for the next keystroke before the buffer is checked again.
@@ -271,10 +273,10 @@ def _buffer_bytes(path: str, text: str) -> bytes:
         return as_utf8  # the check reports the cookie, as it would for the file
 
 
-def _settings(path: str) -> Any:
-    """The settings `tfmemlint check PATH` would use, or None for a file its configuration
-    excludes (as `--force-exclude` would). A configuration that cannot be used raises
-    config.ConfigError or settings.SettingsError."""
+def _settings(path: str) -> tuple[Any, SummaryStore | None] | None:
+    """The settings `tfmemlint check PATH` would use, and the cache's store of module summaries
+    it would share; None for a file its configuration excludes (as `--force-exclude` would). A
+    configuration that cannot be used raises config.ConfigError or settings.SettingsError."""
     from tfmemlint.configuration import config_files as config
     from tfmemlint.configuration import settings
     from tfmemlint.configuration.discovery import Exclusions
@@ -283,7 +285,24 @@ def _settings(path: str) -> Any:
     file_config = config.resolve([path], None, False)
     if Exclusions.configured(file_config, None, force=True).skip_named(path):
         return None
-    return settings.build(file_config, ALL_RULES, None, [], [], [])
+    # The cache the command line keeps for the project: it has one where it has a configuration
+    # file, or a folder named by TFMEMLINT_CACHE_DIR; the server's own folder is no project's.
+    given = os.environ.get("TFMEMLINT_CACHE_DIR")
+    store = None
+    if file_config.path is not None or given:
+        from tfmemlint.running.cache import directory_of
+
+        store = _summary_store(os.path.abspath(directory_of(file_config, given)))
+    return settings.build(file_config, ALL_RULES, None, [], [], []), store
+
+
+@functools.lru_cache(maxsize=16)
+def _summary_store(directory: str) -> SummaryStore:
+    """The store of a cache folder, once per server: the tool's fingerprint is that of the code
+    this process runs."""
+    from tfmemlint.running.cache import ResultCache
+
+    return ResultCache(directory).summary_store()
 
 
 def _run(path: str, text: str, mode: str, in_cells: bool = True) -> tuple[list[Finding], str]:
@@ -291,11 +310,19 @@ def _run(path: str, text: str, mode: str, in_cells: bool = True) -> tuple[list[F
     `file_check.check_stdin` for `in_cells`), and the text fixed under mode "fix"."""
     from tfmemlint.running import file_check
 
-    current = _settings(path)
-    if current is None:
+    found = _settings(path)
+    if found is None:
         return [], text
+    current, store = found
     raw = _buffer_bytes(path, text)
-    result, out = file_check.check_stdin(path, raw, current, mode, in_cells=in_cells)  # type: ignore[arg-type]
+    result, out = file_check.check_stdin(
+        path,
+        raw,
+        current,
+        mode,  # type: ignore[arg-type]
+        in_cells=in_cells,
+        store=store,
+    )
     if out == raw:
         return result.findings, text
     from tfmemlint.reading.source import SourceText

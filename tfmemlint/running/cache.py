@@ -31,7 +31,7 @@ import marshal
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from stat import S_ISDIR
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -40,8 +40,10 @@ from tfmemlint.reading.digest import content_hash, digest
 
 # A replayed run builds no result, so this module leaves the model to the functions that do.
 if TYPE_CHECKING:
+    from tfmemlint.configuration.config_files import FileConfig
     from tfmemlint.configuration.settings import Settings
     from tfmemlint.model import Dependency, FileResult, Finding
+    from tfmemlint.project.summary_store import SummaryStore
 
 
 DIRECTORY_NAME = ".tfmemlint_cache"
@@ -322,12 +324,14 @@ class ResultCache:
         _remove_stale_temporaries(self.directory)
         self._replace(_RESULTS, {"tool": self.fingerprint, "files": entries})
 
-    def summary_folder(self) -> tuple[str, Callable[[], None]]:
-        """The folder that keeps module summaries (see `project.summary_store`), and what makes
-        the cache's folder before the store makes its own, on its first write."""
-        return os.path.join(self.directory, _SUMMARIES), functools.partial(
-            make_folder, self.directory
-        )
+    def summary_store(self) -> SummaryStore:
+        """The cache's store of module summaries (see `project.summary_store`), in its own
+        folder, which its first write makes, after the cache's."""
+        from tfmemlint.project.summary_store import SummaryStore
+
+        folder = os.path.join(self.directory, _SUMMARIES)
+        make_parent = functools.partial(make_folder, self.directory)
+        return SummaryStore(folder, self.fingerprint, make_parent)
 
     def _replace(self, name: str, stored: dict[str, Any], private: bool = False) -> None:
         """Write `stored` as the cache's file `name`, whole or not at all; `private`: readable
@@ -347,6 +351,13 @@ class ResultCache:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+
+
+def directory_of(file_config: FileConfig, given: str | None = None) -> str:
+    """Where the cache lives: `given` (`--cache-dir`, `TFMEMLINT_CACHE_DIR`), else the
+    configuration's `cache-dir`, else `.tfmemlint_cache`; relative to the configuration file's
+    folder, or to the current one without it."""
+    return given or os.path.join(file_config.root, file_config.get("cache-dir") or DIRECTORY_NAME)
 
 
 def make_folder(directory: str) -> None:

@@ -270,17 +270,19 @@ def check_stdin(
     mode: Mode,
     verbose: bool = False,
     in_cells: bool = True,
+    store: SummaryStore | None = None,
 ) -> tuple[FileResult, bytes]:
     """A source read from stdin, or an editor's buffer: its result, and the bytes to hand back,
     fixed or as they came, never nothing, even for a file without findings or one that does not
     parse. A name ending in `.ipynb` takes the bytes for a notebook's JSON, whose findings point
     at cells unless `in_cells` is False: then their rows (and their fixes') are those of the
-    module of its code cells (`Notebook.module`). Nothing is written."""
+    module of its code cells (`Notebook.module`). Nothing is written but the summaries of
+    project modules, in `store`."""
     settings = settings.for_file(name)
     if kind_of(name, raw[:64]) is not None:
         result, fixed = check_launch_bytes(name, raw, settings, mode, verbose)
         return result, (fixed if mode == "fix" else raw)
-    project = new_project_index(settings.config_root).resolver(name)
+    project = new_project_index(settings.config_root, store).resolver(name)
     settings, launched, _ = _launched(settings, project)
     result, fixed = _check_stdin(name, raw, settings, mode, verbose, in_cells, project)
     return _noted(result, launched), fixed

@@ -345,22 +345,18 @@ class Run:
         if self._summary_store is None and (self.cache is not None or for_workers):
             from tfmemlint.project.summary_store import SummaryStore
 
-            make_parent = None  # a folder of this run's own is made here, once
             if self.cache is not None:
-                folder, make_parent = self.cache.summary_folder()
-                fingerprint = self.cache.fingerprint
+                self._summary_store = self.cache.summary_store()
             else:
                 import shutil
                 import weakref
 
-                folder, fingerprint = None, "this run"
                 with contextlib.suppress(OSError):
                     folder = _scratch_folder()
                     self._scratch = weakref.finalize(self, shutil.rmtree, folder, True)
-            if folder is not None:
-                self._summary_store = SummaryStore(folder, fingerprint, make_parent)
-                if self._index is not None:  # made before the workers: it shares from now on
-                    self._index.store = self._summary_store
+                    self._summary_store = SummaryStore(folder, "this run")
+            if self._index is not None:  # made before the workers: it shares from now on
+                self._index.store = self._summary_store
         return self._summary_store
 
     def _new_pool(self, workers: int) -> ProcessPoolExecutor:
