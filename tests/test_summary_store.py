@@ -1,19 +1,13 @@
 """The store of project modules' summaries (issue 45): a module is summarized once while its
-bytes stay the same, by whichever process or run gets to it first; what another tool wrote, a
-damaged entry or changed bytes are summarized again."""
+bytes stay the same, by whichever process or run with the cache gets to it first; what another
+tool wrote, a damaged entry or changed bytes are summarized again."""
 
 from __future__ import annotations
 
-import gc
 import json
 import marshal
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -164,56 +158,6 @@ def test_the_oldest_entries_go_once_the_store_is_full(tmp_path: Path) -> None:
     ]
 
 
-def test_workers_share_a_folder_of_the_runs_own_under_no_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = tmp_path / "src"
-    project(root)
-    # Enough files for two workers; each names TensorFlow, so that the first stage here lets
-    # it through without resolving its names: the workers do, once they check it.
-    for number in range(13):
-        (root / f"train{number:02d}.py").write_text("# A tensorflow program.\n" + TRAIN)
-    (root / "train.py").unlink()
-    paths = sorted(root.rglob("*.py"))
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
-    removed: dict[str, list[str]] = {}
-    original = shutil.rmtree
-
-    def rmtree(path: str, *options: Any, **named: Any) -> None:
-        removed[path] = sorted(os.listdir(path))
-        original(path, *options, **named)
-
-    monkeypatch.setattr(shutil, "rmtree", rmtree)
-    serial = Run([str(p) for p in paths], Settings.default(ALL_RULES), "check", jobs=1)
-    parallel = Run([str(p) for p in paths], Settings.default(ALL_RULES), "check", jobs=2)
-    assert codes(list(parallel)) == codes(list(serial)) == ["TFM101"] * 13
-    assert parallel.stats.workers == 2
-    [(folder, entries)] = removed.items()
-    assert entries == [f"{content_hash(COMPAT.encode())}.marshal"]
-    assert Path(folder).parent == tmp_path / "tmp" and not Path(folder).exists()
-
-
-def test_a_run_never_iterated_leaves_no_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = tmp_path / "src"
-    project(root)
-    for number in range(13):
-        (root / f"train{number:02d}.py").write_text("# A tensorflow program.\n" + TRAIN)
-    paths = [str(p) for p in sorted(root.rglob("*.py"))]
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", None)
-    started = Run(paths, Settings.default(ALL_RULES), "check", jobs=2)
-    assert started.stats.workers == 2
-    [folder] = (tmp_path / "tmp").iterdir()
-    del started  # never asked for its results: its workers are never stopped by it
-    gc.collect()
-    assert not folder.exists()
-
-
 def test_a_summary_made_under_the_checks_deeper_limit_is_not_served_to_the_pre_filter(
     tmp_path: Path,
 ) -> None:
@@ -234,35 +178,6 @@ def test_a_summary_made_under_the_checks_deeper_limit_is_not_served_to_the_pre_f
     assert json.loads(cached.stdout) == json.loads(uncached.stdout)
 
 
-def test_the_folders_of_runs_ended_by_a_signal_are_removed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    gone = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        text=True,
-        capture_output=True,
-        check=True,
-    )
-    scratch = tmp_path / "tmp"
-    left = scratch / f"tfmemlint-summaries-{gone.stdout.strip()}-abc"
-    running = scratch / f"tfmemlint-summaries-{os.getpid()}-def"
-    for folder in (left, running):
-        folder.mkdir(parents=True)
-        (folder / f"{0:032x}.marshal").write_bytes(b"")
-    monkeypatch.setenv("TMPDIR", str(scratch))
-    monkeypatch.setattr(tempfile, "tempdir", None)
-    root = tmp_path / "src"
-    project(root)
-    for number in range(13):
-        (root / f"train{number:02d}.py").write_text("# A tensorflow program.\n" + TRAIN)
-    (root / "train.py").unlink()
-    paths = [str(p) for p in sorted(root.rglob("*.py"))]
-    run = Run(paths, Settings.default(ALL_RULES), "check", jobs=2)
-    assert run.stats.workers == 2 and not left.exists() and running.exists()
-    assert codes(list(run)) == ["TFM101"] * 13
-    assert sorted(scratch.iterdir()) == [running]
-
-
 def test_a_run_that_summarizes_nothing_makes_no_cache_folder(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("import tensorflow as tf\nsess = tf.Session()\n")
     diff = run_cli("--isolated", "--diff", "train.py", cwd=tmp_path)
@@ -281,3 +196,17 @@ def test_a_source_from_stdin_shares_the_caches_summaries(tmp_path: Path) -> None
     assert stdin.stdout == uncached.stdout
     compat = (tmp_path / "src" / "mypkg" / "compat.py").read_bytes()
     assert [p.name for p in (cache / "summaries").iterdir()] == [f"{content_hash(compat)}.marshal"]
+
+
+def test_no_cache_keeps_no_summary_anywhere(tmp_path: Path) -> None:
+    root = tmp_path / "src"
+    project(root)
+    for number in range(13):  # enough files for two workers
+        (root / f"train{number:02d}.py").write_text(TRAIN)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    options = ["--isolated", "--no-cache", "-v", "-j", "2", str(root)]
+    result = run_cli(*options, cwd=tmp_path, env={"TMPDIR": str(scratch)})
+    assert result.returncode == 1 and "2 worker processes" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "tmp"]
+    assert list(scratch.iterdir()) == []

@@ -1,6 +1,6 @@
-"""Module summaries kept between processes and runs, so that a project module is summarized
-once while its bytes stay the same: a worker serves what another worker summarized, and a run
-what an earlier run did.
+"""Module summaries kept with the cache, so that a project module is summarized once while its
+bytes stay the same: a worker serves what another worker summarized, and a run what an earlier
+run did.
 
 Each summary is one marshal file in the store's folder, named by the content hash of the
 module's bytes, and holds the fingerprint of the tool that wrote it (its version, its modules
@@ -44,7 +44,7 @@ _PRUNE_ONE_IN = 256
 class SummaryStore:
     """The store in `folder`, for the tool whose fingerprint is given. `make_parent`: what makes
     the folder's parent (the cache's folder) before the first write makes the folder; without
-    it, a folder that is gone stays gone, and so does the store."""
+    it, the folder must be there."""
 
     def __init__(
         self, folder: str, fingerprint: str, make_parent: Callable[[], None] | None = None

@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from tfmemlint.checking.prefilter import first_stage, launch_file_may_have_findings
 from tfmemlint.configuration.discovery import Exclusions, Missing, discover
@@ -24,7 +24,6 @@ from tfmemlint.rules.file_errors import READ_ERROR
 from tfmemlint.running.file_check import Mode, check_file, diagnostic, new_project_index, read_file
 
 if TYPE_CHECKING:
-    import weakref
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from tfmemlint.project.index import FileResolver, ProjectIndex
@@ -117,9 +116,6 @@ class Run:
         self._config_root = settings.config_root
         self._index: ProjectIndex | None = None
         self._summary_store: SummaryStore | None = None
-        # Removes the store's folder under --no-cache, if any: when the workers are done, or
-        # else when this run is collected or the process ends (a run never iterated to its end).
-        self._scratch: weakref.finalize[Any, Any] | None = None
         global _run_index
         _run_index = None  # an earlier run's, in this process, knows an older project
         self._jobs = jobs
@@ -338,37 +334,19 @@ class Run:
         _run_index = self._index  # this run's, even after another run in this process began
         return self._index
 
-    def _store(self, for_workers: bool = False) -> SummaryStore | None:
-        """The module summaries this run shares with its workers and, in the cache, with later
-        runs. Under --no-cache, a folder of the run's own once workers start (`for_workers`),
-        removed when they are done; none before."""
-        if self._summary_store is None and (self.cache is not None or for_workers):
-            from tfmemlint.project.summary_store import SummaryStore
-
-            if self.cache is not None:
-                self._summary_store = self.cache.summary_store()
-            else:
-                import shutil
-                import weakref
-
-                with contextlib.suppress(OSError):
-                    folder = _scratch_folder()
-                    self._scratch = weakref.finalize(self, shutil.rmtree, folder, True)
-                    self._summary_store = SummaryStore(folder, "this run")
-            if self._index is not None:  # made before the workers: it shares from now on
-                self._index.store = self._summary_store
+    def _store(self) -> SummaryStore | None:
+        """The module summaries this run shares with its workers and later runs, in the cache;
+        none under --no-cache."""
+        if self._summary_store is None and self.cache is not None:
+            self._summary_store = self.cache.summary_store()
         return self._summary_store
 
     def _new_pool(self, workers: int) -> ProcessPoolExecutor:
-        return _start_pool(workers, self._config_root, self._store(for_workers=True))
+        return _start_pool(workers, self._config_root, self._store())
 
     def _stop_pool(self) -> None:
         if self._pool is not None:
             _shut_down(self._pool)
-        if self._scratch is not None:  # no worker writes to it any more
-            if self._index is not None:
-                self._index.store = None
-            self._scratch()
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -519,35 +497,6 @@ def _first_stage_in_worker(pendings: list[_Pending]) -> list[Verdict]:
     return _as_task(lambda: [_passes_first_stage(pending, _index) for pending in pendings])
 
 
-_SCRATCH_PREFIX = "tfmemlint-summaries-"
-
-
-def _scratch_folder() -> str:
-    """A new folder for the module summaries of a --no-cache run's workers, in the system's
-    temporary folder, named with this process's id. The folders of processes that are gone
-    (ended by a signal before they could remove theirs) are removed first."""
-    import shutil
-    import tempfile
-
-    parent = tempfile.gettempdir()
-    if os.name == "posix":  # elsewhere os.kill(pid, 0) would end that process
-        for name in os.listdir(parent):
-            pid = name[len(_SCRATCH_PREFIX) :].partition("-")[0]
-            if name.startswith(_SCRATCH_PREFIX) and pid.isdigit() and not _alive(int(pid)):
-                shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
-    return tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-", dir=parent)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's, say
-        return True
-    return True
-
-
 def _shut_down(pool: ProcessPoolExecutor) -> None:
     """Shut the pool down, its running tasks finished. Where a worker missed the pool's SIGTERM
     (one that a dead worker's pool ended while it was still starting, under the handler it
@@ -639,8 +588,6 @@ def _start_worker(
     global _run_index
     if _run_index is None:  # spawned, or forked before the parent needed one: one for this worker
         _run_index = new_project_index(config_root, store)
-    elif _run_index.store is None:  # forked from an index made before the store
-        _run_index.store = store
     if sys.platform == "linux":
         import ctypes
 
