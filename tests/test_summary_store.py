@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import marshal
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,10 +194,33 @@ def test_a_source_from_stdin_shares_the_caches_summaries(tmp_path: Path) -> None
     uncached = run_cli("--no-cache", *options, stdin=TRAIN, cwd=tmp_path)
     assert uncached.returncode == 1 and "TFM101" in uncached.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+    # Without a configuration file or a cache named, the current folder may be an editor's.
+    loose = run_cli(*options, stdin=TRAIN, cwd=tmp_path)
+    assert loose.stdout == uncached.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
     stdin = run_cli("--cache-dir", str(cache), *options, stdin=TRAIN, cwd=tmp_path)
     assert stdin.stdout == uncached.stdout
     compat = (tmp_path / "src" / "mypkg" / "compat.py").read_bytes()
     assert [p.name for p in (cache / "summaries").iterdir()] == [f"{content_hash(compat)}.marshal"]
+
+
+def test_a_source_from_stdin_is_checked_from_a_folder_that_is_gone(tmp_path: Path) -> None:
+    train = project(tmp_path / "src")
+    (tmp_path / "src" / "tfmemlint.toml").write_text("")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    command = 'cd "$1" && rmdir "$1" && exec "$2" -m tfmemlint check --fix --stdin-filename "$3" -'
+    fixed = subprocess.run(
+        ["sh", "-c", command, "sh", str(gone), sys.executable, str(train)],
+        input=TRAIN,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert fixed.returncode == 0, fixed.stderr
+    assert "tfv1.Session(config=tfv1.ConfigProto(" in fixed.stdout
+    assert (tmp_path / "src" / ".tfmemlint_cache" / "summaries").is_dir()
 
 
 def test_no_cache_keeps_no_summary_anywhere(tmp_path: Path) -> None:

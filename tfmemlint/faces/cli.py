@@ -255,9 +255,9 @@ def check(
         else:
             store = None
             if not no_cache:  # the summaries of the project's modules, as a run of files has
-                from tfmemlint.running.cache import ResultCache, directory_of
+                from tfmemlint.running.cache import store_for_a_source
 
-                store = ResultCache(directory_of(file_config, cache_dir)).summary_store()
+                store = store_for_a_source(file_config, cache_dir)
             result, source_out = file_check.check_stdin(
                 name, source_in, settings, mode, verbose, store=store
             )

@@ -285,24 +285,29 @@ def _settings(path: str) -> tuple[Any, SummaryStore | None] | None:
     file_config = config.resolve([path], None, False)
     if Exclusions.configured(file_config, None, force=True).skip_named(path):
         return None
-    # The cache the command line keeps for the project: it has one where it has a configuration
-    # file, or a folder named by TFMEMLINT_CACHE_DIR; the server's own folder is no project's.
+    current = settings.build(file_config, ALL_RULES, None, [], [], [])
+    from tfmemlint.running.cache import store_for_a_source
+
+    # A relative TFMEMLINT_CACHE_DIR would be relative to the server's folder, no project's.
     given = os.environ.get("TFMEMLINT_CACHE_DIR")
-    store = None
-    if file_config.path is not None or given:
-        from tfmemlint.running.cache import directory_of
+    given = given if given and os.path.isabs(given) else None
+    fingerprint = _fingerprint()
+    if fingerprint is None:
+        return current, None
+    return current, store_for_a_source(file_config, given, fingerprint)
 
-        store = _summary_store(os.path.abspath(directory_of(file_config, given)))
-    return settings.build(file_config, ALL_RULES, None, [], [], []), store
 
+@functools.cache
+def _fingerprint() -> str | None:
+    """The tool's fingerprint, taken as the server starts: that of the code this process runs,
+    even after the installed package changes; None where it cannot be taken (the package is
+    being replaced), and the server keeps no summaries."""
+    from tfmemlint.running.cache import tool_fingerprint
 
-@functools.lru_cache(maxsize=16)
-def _summary_store(directory: str) -> SummaryStore:
-    """The store of a cache folder, once per server: the tool's fingerprint is that of the code
-    this process runs."""
-    from tfmemlint.running.cache import ResultCache
-
-    return ResultCache(directory).summary_store()
+    try:
+        return tool_fingerprint()
+    except OSError:
+        return None
 
 
 def _run(path: str, text: str, mode: str, in_cells: bool = True) -> tuple[list[Finding], str]:
@@ -560,4 +565,5 @@ def _hover(ls: TfmemlintServer, params: types.HoverParams) -> types.Hover | None
 
 
 def main() -> None:
+    _fingerprint()
     build().start_io()

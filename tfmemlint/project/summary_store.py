@@ -6,7 +6,7 @@ Each summary is one marshal file in the store's folder, named by the content has
 module's bytes, and holds the fingerprint of the tool that wrote it (its version, its modules
 and Python's version, whose parser decides what a summary holds): an entry of another tool is
 never served. An entry is written whole and renamed into place, so a reader sees all of it or
-none, and two writers of the same module write the same bytes. The store is only ever a shortcut:
+none, and two writers of the same module write the same summary. The store is only ever a shortcut:
 an entry that cannot be read is summarized again, one that cannot be written is left out, and a
 module that does not parse has none (it is rare, and its parse stops at the error).
 

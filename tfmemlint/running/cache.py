@@ -325,13 +325,8 @@ class ResultCache:
         self._replace(_RESULTS, {"tool": self.fingerprint, "files": entries})
 
     def summary_store(self) -> SummaryStore:
-        """The cache's store of module summaries (see `project.summary_store`), in its own
-        folder, which its first write makes, after the cache's."""
-        from tfmemlint.project.summary_store import SummaryStore
-
-        folder = os.path.join(self.directory, _SUMMARIES)
-        make_parent = functools.partial(make_folder, self.directory)
-        return SummaryStore(folder, self.fingerprint, make_parent)
+        """The cache's store of module summaries (see `summary_store`)."""
+        return summary_store(self.directory, self.fingerprint)
 
     def _replace(self, name: str, stored: dict[str, Any], private: bool = False) -> None:
         """Write `stored` as the cache's file `name`, whole or not at all; `private`: readable
@@ -354,10 +349,35 @@ class ResultCache:
 
 
 def directory_of(file_config: FileConfig, given: str | None = None) -> str:
-    """Where the cache lives: `given` (`--cache-dir`, `TFMEMLINT_CACHE_DIR`), else the
-    configuration's `cache-dir`, else `.tfmemlint_cache`; relative to the configuration file's
-    folder, or to the current one without it."""
+    """Where the cache lives: `given` (`--cache-dir`, `TFMEMLINT_CACHE_DIR`, relative to the
+    current folder), else the configuration's `cache-dir`, else `.tfmemlint_cache`, both relative
+    to the configuration file's folder, or to the current one without it."""
     return given or os.path.join(file_config.root, file_config.get("cache-dir") or DIRECTORY_NAME)
+
+
+def summary_store(directory: str, fingerprint: str) -> SummaryStore:
+    """The store of module summaries (see `project.summary_store`) of the cache in `directory`,
+    in its own folder there, which its first write makes, after the cache's."""
+    from tfmemlint.project.summary_store import SummaryStore
+
+    folder = os.path.join(directory, _SUMMARIES)
+    return SummaryStore(folder, fingerprint, functools.partial(make_folder, directory))
+
+
+def store_for_a_source(
+    file_config: FileConfig, given: str | None, fingerprint: str | None = None
+) -> SummaryStore | None:
+    """The store that a source from stdin, or an editor's buffer, shares with `tfmemlint check`:
+    the cache's, where the project has a configuration file or the cache's folder is named
+    (`given`). Elsewhere none: the only folder at hand is the current one, an editor's, which
+    may be no project's. None too where it cannot be had (a current folder that is gone): the
+    check goes on without it. `fingerprint`: the tool's, where the caller keeps it."""
+    if file_config.path is None and not given:
+        return None
+    try:
+        return summary_store(directory_of(file_config, given), fingerprint or tool_fingerprint())
+    except OSError:
+        return None
 
 
 def make_folder(directory: str) -> None:

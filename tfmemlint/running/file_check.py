@@ -500,7 +500,8 @@ def check_bytes(
     layout: Layout = FILE,
     project: FileResolver | None = None,
 ) -> tuple[FileResult, SourceText | None]:
-    """Check (and with "fix" or "diff", fix in memory) one file's bytes; nothing is written.
+    """Check (and with "fix" or "diff", fix in memory) one file's bytes; nothing is written but
+    the summaries of project modules, in the index's store.
     `project`: how names imported from the project's other modules resolve.
 
     Returns the result and the decoded source, or None where the bytes never got that far.
