@@ -115,7 +115,6 @@ class Run:
         self.stats = RunStats(walked=len(items))
         self._config_root = settings.config_root
         self._index: ProjectIndex | None = None
-        self._summary_store: SummaryStore | None = None
         global _run_index
         _run_index = None  # an earlier run's, in this process, knows an older project
         self._jobs = jobs
@@ -337,9 +336,7 @@ class Run:
     def _store(self) -> SummaryStore | None:
         """The module summaries this run shares with its workers and later runs, in the cache;
         none under --no-cache."""
-        if self._summary_store is None and self.cache is not None:
-            self._summary_store = self.cache.summary_store()
-        return self._summary_store
+        return self.cache.summary_store() if self.cache is not None else None
 
     def _new_pool(self, workers: int) -> ProcessPoolExecutor:
         return _start_pool(workers, self._config_root, self._store())
