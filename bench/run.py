@@ -26,10 +26,12 @@ alike. ruff's ratios stay beside them as the outside anchor. Reports medians, ne
               Kubernetes, Slurm, .env)  vs  reading them all and composing the YAML ones with
               PyYAML in one process                                            (<= 2.0 x)
 
-Cold, warm and fix also show the design's own floors, the least that tfmemlint's design needs:
-libcst parsing over all CPUs (cold), a stat cache looked up per file (warm), and each fixed
-file parsed and printed back by libcst, over all CPUs (fix: the positions a fix writes at come
-from libcst's codegen, which also proves the tree gives the text back).
+Cold, warm and fix also show the design's own floors, the least that tfmemlint's design needs.
+Cold: libcst parsing over all CPUs; and the least this design can take at all, every file
+searched for the words that the pre-filter searches a file with none of them for, and libcst's
+parse of the files with a finding, over all CPUs. Warm: a stat cache looked up per file. Fix:
+each fixed file parsed and printed back by libcst, over all CPUs (the positions a fix writes at
+come from libcst's codegen, which also proves the tree gives the text back).
 
 Usage: python bench/run.py TREE [--rounds N] [--json] [--only cold,warm,...] [--cold-target F]
        python bench/run.py --trees DIR [--wheels DIR] [--rounds N] [--json] [--only ...]
@@ -176,6 +178,80 @@ for path in python_files(sys.argv[1]):
 with ProcessPoolExecutor(os.cpu_count(), mp_context=get_context("fork")) as pool:
     list(pool.map(parse, chosen, chunksize=2))
 """
+# The least this design can take on a tree: forked workers, libcst imported, read every file and
+# search it for the words that the pre-filter searches a file with none of them for
+# (`family_words`; a word that holds a shorter one of them only where that one is found, as
+# `rules.family.holds` spares it), and parse with libcst the files that hold a finding, which the
+# rules find only in libcst's tree (FOUND, relative to the tree). Nothing else: no walk through
+# the project, no second stage, no rule, no position. The searches are Python's fastest (`in`,
+# a word at a time; see docs/performance.md, "The cold target and the design's own floor").
+_LEAST_OVER_CPUS = """
+import libcst
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+WORDS = sorted(WORDS, key=len)
+SHORTER = {w: next((s for s in WORDS if len(s) < len(w) and s in w), None) for w in WORDS}
+ROOT = len(sys.argv[1].rstrip(os.sep)) + 1
+def look(paths):
+    for path in paths:
+        try:
+            with open(path, "rb") as file:
+                raw = file.read()
+        except OSError:
+            continue
+        held = set()
+        for word in WORDS:
+            shorter = SHORTER[word]
+            if (shorter is None or shorter in held) and word in raw:
+                held.add(word)
+        if path[ROOT:] in FOUND:
+            try:
+                libcst.parse_module(raw)
+            except Exception:
+                pass
+paths = list(python_files(sys.argv[1]))
+chunks = [paths[i : i + 64] for i in range(0, len(paths), 64)]
+with ProcessPoolExecutor(os.cpu_count(), mp_context=get_context("fork")) as pool:
+    list(pool.map(look, chunks))
+"""
+LEAST_FLOOR = "the rules' words, and libcst on the files with a finding, over all CPUs"
+
+
+def family_words() -> list[bytes]:
+    """The words the pre-filter searches a file for when the file holds none of them, under the
+    default rules: what every file costs at least. (Asked of the tool itself, which shares this
+    Python: its `holds` records them.)"""
+    from tfmemlint.checking.prefilter import prefilter_verdict
+    from tfmemlint.rules import FAMILIES, family
+
+    selected = frozenset(
+        rule.code for each in FAMILIES for rule in each.rules if rule.enabled_by_default
+    )
+    asked: set[bytes] = set()
+    holds = family.holds
+
+    def recorded(raw: bytes, word: bytes) -> bool:
+        asked.add(word)
+        return holds(raw, word)
+
+    family.holds = recorded
+    try:
+        prefilter_verdict(b"import os\n", selected, lambda: None)
+    finally:
+        family.holds = holds
+    return sorted(asked)
+
+
+def files_with_findings(tree: Path) -> set[str]:
+    """The Python files of the tree that tfmemlint reports a finding in (a cold check, untimed),
+    relative to the tree, as the floors' walk spells them."""
+    command = [*TFMEMLINT, "check", "--no-cache", *QUIET, "--output-format", "json", str(tree)]
+    report = subprocess.run(command, capture_output=True, check=True).stdout
+    root = os.path.abspath(tree)
+    named = {os.path.abspath(finding["filename"]) for finding in json.loads(report)}
+    return {os.path.relpath(path, root) for path in named if path.endswith(".py")}
+
+
 COLD_FLOORS = {
     "read every file": _FIND_PY + "PARSE = None\n" + _READ,
     "+ ast parse": _FIND_PY + "import ast\nPARSE = ast.parse\n" + _READ,
@@ -250,7 +326,15 @@ def cold(tree: Path, rounds: int, target: float) -> dict:
     ours = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(tree)]
     ruff = [*RUFF, "check", "--select", "E9", "--no-cache", *QUIET, str(tree)]
     anchor = ("ruff --select E9", ruff)
-    return _against_floor("cold", target, ours, anchor, tree, rounds, COLD_FLOORS, COLD_YARDSTICK)
+    floors = cold_floors(tree)
+    return _against_floor("cold", target, ours, anchor, tree, rounds, floors, COLD_YARDSTICK)
+
+
+def cold_floors(tree: Path) -> dict[str, str]:
+    """COLD_FLOORS, and the least this design can take on the tree (LEAST_FLOOR), from the
+    installed tool's words and findings."""
+    given = f"WORDS = {family_words()!r}\nFOUND = {files_with_findings(tree)!r}\n"
+    return {**COLD_FLOORS, LEAST_FLOOR: _FIND_PY + given + _LEAST_OVER_CPUS}
 
 
 def warm(tree: Path, rounds: int, scratch: Path) -> dict:

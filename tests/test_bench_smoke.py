@@ -4,6 +4,7 @@ speed is measured with bench/, not with timed tests)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import runpy
 import shutil
@@ -67,6 +68,7 @@ def test_generator_and_bench_run(tmp_path: Path) -> None:
         "+ ast parse",
         "+ libcst parse",
         "+ libcst parse, over all CPUs",
+        "the rules' words, and libcst on the files with a finding, over all CPUs",
     ]
     assert list(results["warm"]["floors"]) == ["stat every file", "+ a stat cache"]
     assert list(results["fix"]["floors"]) == ["libcst parse and codegen over all CPUs"]
@@ -101,7 +103,14 @@ def test_the_floor_scripts_run(tmp_path: Path) -> None:
     (tmp_path / "deep" / "bad.py").write_text("import tensorflow as tf\ntf.Session(\n")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    for floor in [*bench["COLD_FLOORS"].values(), *bench["WARM_FLOORS"].values()]:
+    # The least floor: the words a file with none of them is searched for, and the files with
+    # a finding, as the floors' walk spells them.
+    assert {b"tensorflow", b"Session", b"jax", b"__main__"} <= set(bench["family_words"]())
+    found = bench["files_with_findings"](tmp_path)
+    assert found == {os.path.join("deep", "s.py"), os.path.join("deep", "bad.py")}
+    cold_floors = bench["cold_floors"](tmp_path)
+    assert set(cold_floors) == {*bench["COLD_FLOORS"], bench["LEAST_FLOOR"]}
+    for floor in [*cold_floors.values(), *bench["WARM_FLOORS"].values()]:
         for _ in range(2):  # the stat cache's first run writes it, the second reads it
             subprocess.run([sys.executable, "-c", floor, str(tmp_path), str(scratch)], check=True)
     assert (scratch / "stats.marshal").is_file()
