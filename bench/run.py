@@ -27,11 +27,12 @@ alike. ruff's ratios stay beside them as the outside anchor. Reports medians, ne
               PyYAML in one process                                            (<= 2.0 x)
 
 Cold, warm and fix also show the design's own floors, the least that tfmemlint's design needs.
-Cold: libcst parsing over all CPUs; and the least this design can take at all, every file
-searched for the words that the pre-filter searches a file with none of them for, and libcst's
-parse of the files with a finding, over all CPUs. Warm: a stat cache looked up per file. Fix:
-each fixed file parsed and printed back by libcst, over all CPUs (the positions a fix writes at
-come from libcst's codegen, which also proves the tree gives the text back).
+Cold: libcst parsing over all CPUs; and the least this design can take at all, every Python file
+searched for the words that the pre-filter searches a file with none of them for (fewer in a file
+with no `import`), and libcst's parse of the files a rule finds something in, over all CPUs.
+Warm: a stat cache looked up per file. Fix: each fixed file parsed and printed back by libcst,
+over all CPUs (the positions a fix writes at come from libcst's codegen, which also proves the
+tree gives the text back).
 
 Usage: python bench/run.py TREE [--rounds N] [--json] [--only cold,warm,...] [--cold-target F]
        python bench/run.py --trees DIR [--wheels DIR] [--rounds N] [--json] [--only ...]
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import marshal
 import os
 import shutil
 import statistics
@@ -178,21 +180,29 @@ for path in python_files(sys.argv[1]):
 with ProcessPoolExecutor(os.cpu_count(), mp_context=get_context("fork")) as pool:
     list(pool.map(parse, chosen, chunksize=2))
 """
-# The least this design can take on a tree: forked workers, libcst imported, read every file and
-# search it for the words that the pre-filter searches a file with none of them for
-# (`family_words`; a word that holds a shorter one of them only where that one is found, as
-# `rules.family.holds` spares it), and parse with libcst the files that hold a finding, which the
-# rules find only in libcst's tree (FOUND, relative to the tree). Nothing else: no walk through
-# the project, no second stage, no rule, no position. The searches are Python's fastest (`in`,
-# a word at a time; see docs/performance.md, "The cold target and the design's own floor").
+# The least this design can take on a tree: forked workers read every Python file and search it
+# for the words that the pre-filter searches a file with none of them for (fewer where it holds no
+# `import`: `family_words`), a word that holds a shorter one of them only where that one is found,
+# as `rules.family.holds` spares it; and parse with libcst the files that a rule finds something
+# in, which it finds only in libcst's tree (`files_parsed_for_a_finding`). Nothing else: no walk
+# through the project, no second stage, no rule, no position. The files to parse go first, in
+# tasks of about 256 KB, and only a worker that parses imports libcst (the monorepo's go to one
+# worker, a large project's are split). The searches are Python's fastest (`in`, a word at a time:
+# see docs/performance.md, "The cold target and the design's own floor"). It prints how many files
+# it parsed and how many searches it made. Its inputs are a marshal file (argv[2]): a tree may have
+# more files with findings than a command line holds.
 _LEAST_OVER_CPUS = """
-import libcst
+import marshal
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
+with open(sys.argv[2], "rb") as file:
+    WORDS, WITHOUT_IMPORT, FOUND = marshal.load(file)
 WORDS = sorted(WORDS, key=len)
+WITHOUT_IMPORT = [word for word in WORDS if word in set(WITHOUT_IMPORT)]
 SHORTER = {w: next((s for s in WORDS if len(s) < len(w) and s in w), None) for w in WORDS}
 ROOT = len(sys.argv[1].rstrip(os.sep)) + 1
 def look(paths):
+    parsed = searched = 0
     for path in paths:
         try:
             with open(path, "rb") as file:
@@ -200,27 +210,41 @@ def look(paths):
         except OSError:
             continue
         held = set()
-        for word in WORDS:
+        for word in WORDS if b"import" in raw else WITHOUT_IMPORT:
             shorter = SHORTER[word]
-            if (shorter is None or shorter in held) and word in raw:
-                held.add(word)
+            if shorter is None or shorter in held:
+                searched += 1
+                if word in raw:
+                    held.add(word)
         if path[ROOT:] in FOUND:
+            import libcst
             try:
                 libcst.parse_module(raw)
             except Exception:
                 pass
+            parsed += 1
+    return parsed, searched
 paths = list(python_files(sys.argv[1]))
-chunks = [paths[i : i + 64] for i in range(0, len(paths), 64)]
+chunks, chunk, size = [], [], 0
+for path in (path for path in paths if path[ROOT:] in FOUND):
+    chunk.append(path)
+    size += os.path.getsize(path)
+    if size >= 256 * 1024:
+        chunks.append(chunk)
+        chunk, size = [], 0
+rest = [path for path in paths if path[ROOT:] not in FOUND]
+chunks += [chunk] + [rest[i : i + 64] for i in range(0, len(rest), 64)]
 with ProcessPoolExecutor(os.cpu_count(), mp_context=get_context("fork")) as pool:
-    list(pool.map(look, chunks))
+    done = list(pool.map(look, chunks))
+print(sum(parsed for parsed, _ in done), "files parsed,", sum(n for _, n in done), "searches")
 """
 LEAST_FLOOR = "the rules' words, and libcst on the files with a finding, over all CPUs"
 
 
-def family_words() -> list[bytes]:
-    """The words the pre-filter searches a file for when the file holds none of them, under the
-    default rules: what every file costs at least. (Asked of the tool itself, which shares this
-    Python: its `holds` records them.)"""
+def family_words(source: bytes = b"import os\n") -> list[bytes]:
+    """The words the pre-filter searches `source` for, a file that holds none of them, under
+    the default rules: what such a file costs at least. (Asked of the tool itself, which shares
+    this Python: its `holds` records them.)"""
     from tfmemlint.checking.prefilter import prefilter_verdict
     from tfmemlint.rules import FAMILIES, family
 
@@ -236,19 +260,35 @@ def family_words() -> list[bytes]:
 
     family.holds = recorded
     try:
-        prefilter_verdict(b"import os\n", selected, lambda: None)
+        # New bytes: `holds` remembers what it found in the last bytes it searched.
+        prefilter_verdict(bytes(bytearray(source)), selected, lambda: None)
     finally:
         family.holds = holds
     return sorted(asked)
 
 
-def files_with_findings(tree: Path) -> set[str]:
-    """The Python files of the tree that tfmemlint reports a finding in (a cold check, untimed),
-    relative to the tree, as the floors' walk spells them."""
+# The file errors: a file may get one with no libcst parse (bytes that cannot be read or decoded,
+# code nested too deeply for any parser: `running.file_check.check_bytes`). Not TFM904, which only
+# recovery, libcst's parse of a Python 2 file's statements, reports.
+_FILE_ERRORS = frozenset({"TFM901", "TFM902", "TFM903", "TFM905", "TFM906", "TFM907", "TFM908"})
+
+
+def files_parsed_for_a_finding(tree: Path) -> set[str]:
+    """The Python files of the tree that a cold check reports a rule's finding in (untimed),
+    relative to the tree, as the floors' walk spells them. A file whose findings are all file
+    errors is left out: it may never reach libcst."""
     command = [*TFMEMLINT, "check", "--no-cache", *QUIET, "--output-format", "json", str(tree)]
-    report = subprocess.run(command, capture_output=True, check=True).stdout
+    done = subprocess.run(command, capture_output=True, check=False)
+    try:  # exit 2 after an internal error in a file: the report is whole all the same
+        findings = json.loads(done.stdout)
+    except ValueError:
+        raise SystemExit(f"no report from {' '.join(command)}: {done.stderr.decode()}") from None
     root = os.path.abspath(tree)
-    named = {os.path.abspath(finding["filename"]) for finding in json.loads(report)}
+    named = {
+        os.path.abspath(finding["filename"])
+        for finding in findings
+        if finding["code"] not in _FILE_ERRORS
+    }
     return {os.path.relpath(path, root) for path in named if path.endswith(".py")}
 
 
@@ -297,19 +337,18 @@ def _against_floor(
     target: float,
     ours: list[str],
     anchor: tuple[str, list[str]],
-    tree: Path,
     rounds: int,
-    floors: dict[str, str],
+    floors: dict[str, list[str]],
     yardstick: str,
-    scratch: Path | None = None,
+    fill_first: bool = False,
 ) -> dict:
-    """Times ours, ruff (the anchor) and each floor in turn: the ratio to the yardstick floor,
-    with every floor's and ruff's beside it. A floor may keep files in `scratch`."""
-    extra = [str(scratch)] if scratch is not None else []
-    scripts = [[PYTHON, "-c", script, str(tree), *extra] for script in floors.values()]
-    if scratch is not None:
+    """Times ours, ruff (the anchor) and each floor (its arguments after `python -c`) in turn:
+    the ratio to the yardstick floor, with every floor's and ruff's beside it. `fill_first`: a
+    floor keeps files (a cache), which one untimed run first fills, as ours was."""
+    scripts = [[PYTHON, "-c", *arguments] for arguments in floors.values()]
+    if fill_first:
         for script in scripts:
-            _time(script)  # a floor that keeps a cache fills it, as ours did
+            _time(script)
     anchor_label, anchor_command = anchor
     mine, theirs, *least = _side_by_side(ours, anchor_command, rounds, None, *scripts)
     timed = dict(zip(floors, least, strict=True))
@@ -322,19 +361,23 @@ def _against_floor(
     return result
 
 
-def cold(tree: Path, rounds: int, target: float) -> dict:
+def cold(tree: Path, rounds: int, target: float, scratch: Path) -> dict:
     ours = [*TFMEMLINT, "check", "--no-cache", *QUIET, str(tree)]
     ruff = [*RUFF, "check", "--select", "E9", "--no-cache", *QUIET, str(tree)]
     anchor = ("ruff --select E9", ruff)
-    floors = cold_floors(tree)
-    return _against_floor("cold", target, ours, anchor, tree, rounds, floors, COLD_YARDSTICK)
+    floors = cold_floors(tree, scratch)
+    return _against_floor("cold", target, ours, anchor, rounds, floors, COLD_YARDSTICK)
 
 
-def cold_floors(tree: Path) -> dict[str, str]:
-    """COLD_FLOORS, and the least this design can take on the tree (LEAST_FLOOR), from the
-    installed tool's words and findings."""
-    given = f"WORDS = {family_words()!r}\nFOUND = {files_with_findings(tree)!r}\n"
-    return {**COLD_FLOORS, LEAST_FLOOR: _FIND_PY + given + _LEAST_OVER_CPUS}
+def cold_floors(tree: Path, scratch: Path) -> dict[str, list[str]]:
+    """Each cold floor's arguments after `python -c`: COLD_FLOORS, and the least this design can
+    take on the tree (LEAST_FLOOR), whose inputs, the installed tool's words and the files it
+    finds something in, go in a file in `scratch`."""
+    inputs = scratch / f"least-floor-{tree.name}.marshal"
+    words = (family_words(), family_words(b"x = 1\n"), files_parsed_for_a_finding(tree))
+    inputs.write_bytes(marshal.dumps(words))
+    floors = {name: [script, str(tree)] for name, script in COLD_FLOORS.items()}
+    return {**floors, LEAST_FLOOR: [_FIND_PY + _LEAST_OVER_CPUS, str(tree), str(inputs)]}
 
 
 def warm(tree: Path, rounds: int, scratch: Path) -> dict:
@@ -343,9 +386,8 @@ def warm(tree: Path, rounds: int, scratch: Path) -> dict:
     ruff += [*QUIET, str(tree)]
     _time(ours), _time(ruff)  # fill both caches
     anchor = ("ruff --select E9, cached", ruff)
-    return _against_floor(
-        "warm", 1.3, ours, anchor, tree, rounds, WARM_FLOORS, WARM_YARDSTICK, scratch
-    )
+    floors = {name: [script, str(tree), str(scratch)] for name, script in WARM_FLOORS.items()}
+    return _against_floor("warm", 1.3, ours, anchor, rounds, floors, WARM_YARDSTICK, True)
 
 
 def hook(tree: Path, rounds: int, scratch: Path) -> dict:
@@ -523,16 +565,17 @@ def run(
         scratch = Path(folder)
         for name in only:
             if name == "cold":
-                results.append(cold(tree, rounds, cold_target))
+                results.append(cold(tree, rounds, cold_target, scratch))
             elif name == "warm":
                 results.append(warm(tree, rounds, scratch))
             elif name == "stress":
                 assert stress_tree is not None, "stress runs on --trees"
-                stressed = cold(stress_tree, rounds, STRESS_TARGET)
+                stressed = cold(stress_tree, rounds, STRESS_TARGET, scratch)
                 results.append({**stressed, "name": "stress"})
             elif name == "projects":
                 assert projects_tree is not None, "projects runs on --trees"
-                results.append({**cold(projects_tree, rounds, cold_target), "name": "projects"})
+                projects = cold(projects_tree, rounds, cold_target, scratch)
+                results.append({**projects, "name": "projects"})
             elif name == "hook":
                 results.append(hook(tree, rounds, scratch))
             elif name == "fix":

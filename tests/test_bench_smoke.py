@@ -103,21 +103,56 @@ def test_the_floor_scripts_run(tmp_path: Path) -> None:
     (tmp_path / "deep" / "bad.py").write_text("import tensorflow as tf\ntf.Session(\n")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    # The least floor: the words a file with none of them is searched for, and the files with
-    # a finding, as the floors' walk spells them.
-    assert {b"tensorflow", b"Session", b"jax", b"__main__"} <= set(bench["family_words"]())
-    found = bench["files_with_findings"](tmp_path)
-    assert found == {os.path.join("deep", "s.py"), os.path.join("deep", "bad.py")}
-    cold_floors = bench["cold_floors"](tmp_path)
+    cold_floors = bench["cold_floors"](tmp_path, scratch)
     assert set(cold_floors) == {*bench["COLD_FLOORS"], bench["LEAST_FLOOR"]}
-    for floor in [*cold_floors.values(), *bench["WARM_FLOORS"].values()]:
+    warm_floors = [
+        [script, str(tmp_path), str(scratch)] for script in bench["WARM_FLOORS"].values()
+    ]
+    for arguments in [*cold_floors.values(), *warm_floors]:
         for _ in range(2):  # the stat cache's first run writes it, the second reads it
-            subprocess.run([sys.executable, "-c", floor, str(tmp_path), str(scratch)], check=True)
+            subprocess.run([sys.executable, "-c", *arguments], check=True)
     assert (scratch / "stats.marshal").is_file()
     fixed = tmp_path / "deep" / "er"
     subprocess.run(
         [sys.executable, "-c", bench["_PARSE_AND_PRINT_OVER_CPUS"], str(fixed)], check=True
     )
+
+
+def test_the_least_floor_searches_the_words_and_parses_the_files_with_a_finding(
+    tmp_path: Path,
+) -> None:
+    """The design's least floor searches each file for the words that the pre-filter searches a
+    file with none of them for, and parses the files a rule finds something in: not a file
+    whose only finding is a file error, which may never reach libcst (this one, nested too
+    deeply for any parser, would crash its worker)."""
+    bench = runpy.run_path(str(ROOT / "bench" / "run.py"))
+    with_import = bench["family_words"]()
+    assert {b"tensorflow", b"Session", b"jax", b"__main__"} <= set(with_import)
+    # A file with no import reaches no project module: no entry point's words for it.
+    without_import = bench["family_words"](b"x = 1\n")
+    assert b"__main__" not in without_import and set(without_import) < set(with_import)
+    files = {
+        "plain.py": b"x = 1\n",
+        "imports.py": b"import os\n",
+        "pkg/session.py": b"import tensorflow as tf\ntf.Session()\n",
+        "deep.py": b"import tensorflow as tf\ntf.Session()\nx = " + b"-" * 20_000 + b"1\n",
+    }
+    for name, raw in files.items():
+        (tmp_path / "tree" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tree" / name).write_bytes(raw)
+    assert bench["files_parsed_for_a_finding"](tmp_path / "tree") == {
+        os.path.join("pkg", "session.py")
+    }
+    floor = bench["cold_floors"](tmp_path / "tree", tmp_path)[bench["LEAST_FLOOR"]]
+    done = subprocess.run([sys.executable, "-c", *floor], capture_output=True, check=True)
+
+    def searches(raw: bytes) -> int:  # a longer word only where the shorter one it holds is
+        words = with_import if b"import" in raw else without_import
+        shorter = {w: [s for s in with_import if s != w and s in w] for w in words}
+        return sum(all(s in raw for s in shorter[w]) for w in words)
+
+    expected = sum(searches(raw) for raw in files.values())
+    assert done.stdout.decode().split() == ["1", "files", "parsed,", str(expected), "searches"]
 
 
 def test_the_python2_tree_is_python2_and_the_same_modules(tmp_path: Path) -> None:
