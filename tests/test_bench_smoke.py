@@ -146,7 +146,8 @@ def test_the_least_floor_searches_the_words_and_parses_the_files_with_a_finding(
     floor = bench["cold_floors"](tmp_path / "tree", tmp_path)[bench["LEAST_FLOOR"]]
     done = subprocess.run([sys.executable, "-c", *floor], capture_output=True, check=True)
 
-    def searches(raw: bytes) -> int:  # a longer word only where the shorter one it holds is
+    # Each word once; a longer word only where the shorter ones it holds are found.
+    def searches(raw: bytes) -> int:
         words = with_import if b"import" in raw else without_import
         shorter = {w: [s for s in with_import if s != w and s in w] for w in words}
         return sum(all(s in raw for s in shorter[w]) for w in words)
