@@ -267,16 +267,16 @@ def family_words(source: bytes = b"import os\n") -> list[bytes]:
     return sorted(asked)
 
 
-# The file errors: a file may get one with no libcst parse (bytes that cannot be read or decoded,
-# code nested too deeply for any parser: `running.file_check.check_bytes`). Not TFM904, which only
-# recovery, libcst's parse of a Python 2 file's statements, reports.
-_FILE_ERRORS = frozenset({"TFM901", "TFM902", "TFM903", "TFM905", "TFM906", "TFM907", "TFM908"})
-
-
 def files_parsed_for_a_finding(tree: Path) -> set[str]:
     """The Python files of the tree that a cold check reports a rule's finding in (untimed),
     relative to the tree, as the floors' walk spells them. A file whose findings are all file
     errors is left out: it may never reach libcst."""
+    # The file errors: a file may get one with no libcst parse (bytes that cannot be read or
+    # decoded, code nested too deeply for any parser: `running.file_check.check_bytes`). Not
+    # TFM904, which only recovery, libcst's parse of a Python 2 file's statements, reports.
+    from tfmemlint.rules.file_errors import FAMILY, PYTHON2_SYNTAX
+
+    file_errors = {rule.code for rule in FAMILY.rules} - {PYTHON2_SYNTAX.code}
     command = [*TFMEMLINT, "check", "--no-cache", *QUIET, "--output-format", "json", str(tree)]
     done = subprocess.run(command, capture_output=True, check=False)
     try:  # exit 2 after an internal error in a file: the report is whole all the same
@@ -287,7 +287,7 @@ def files_parsed_for_a_finding(tree: Path) -> set[str]:
     named = {
         os.path.abspath(finding["filename"])
         for finding in findings
-        if finding["code"] not in _FILE_ERRORS
+        if finding["code"] not in file_errors
     }
     return {os.path.relpath(path, root) for path in named if path.endswith(".py")}
 
